@@ -1,0 +1,29 @@
+"""gradtape: TensorFlow 2's ``tf.GradientTape`` without TensorFlow.
+
+``import gradtape as gt`` gives TF's tape API (same names, semantics and numbers)
+over a Rust engine. See the README for an overview.
+"""
+
+from . import _gradtape
+from ._gradtape import (
+    DType, Tensor, abs, acos, add, angle, asin, atan, atan2, bool, broadcast_to, cast,
+    complex, complex64, complex128, conj, constant, convert_to_tensor, cos, cosh, cumprod,
+    cumsum, divide, equal, erf, exp, expand_dims, expm1, eye, fill, float32, float64,
+    floordiv, floormod, greater, greater_equal, identity, imag, int32, int64, less,
+    less_equal, linspace, log, log1p, logical_and, logical_not, logical_or, logical_xor,
+    matmul, maximum, minimum, multiply, negative, not_equal, ones, ones_like, pow, range,
+    real, reciprocal, reduce_max, reduce_mean, reduce_min, reduce_prod, reduce_sum, reshape,
+    rsqrt, sigmoid, sign, sin, sinh, sqrt, square, squared_difference, squeeze,
+    stop_gradient, subtract, tan, tanh, transpose, truediv, where, zeros, zeros_like,
+)
+from . import activations, dtypes, errors, initializers, linalg, math, nn, random
+from ._shape import TensorShape
+from ._tape import GradientTape, UnconnectedGradients
+from ._variable import Variable
+from . import layers, optimizers
+from .linalg import norm
+from .math import mod, reduce_all, reduce_any, reduce_logsumexp, reduce_std, reduce_variance
+
+newaxis = None
+
+__version__ = "0.1.0"

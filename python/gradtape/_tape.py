@@ -1,0 +1,165 @@
+"""``gt.GradientTape``: TF's tape API over the native tape.
+
+Nesting of arguments and results is handled here; recording, the arena and the
+backward sweep are native (``_gradtape._Tape``).
+"""
+
+import contextlib
+import enum
+import warnings
+
+from . import _gradtape as _native
+from . import _nest
+
+_Tensor = _native.Tensor
+_Variable = _native.Variable
+
+
+class UnconnectedGradients(enum.Enum):
+    """What ``gradient`` returns for sources the target does not depend on.
+    TF equivalent: ``tf.UnconnectedGradients``.
+
+    >>> import gradtape as gt
+    >>> x, y = gt.constant(1.0), gt.constant(2.0)
+    >>> with gt.GradientTape() as t:
+    ...     t.watch([x, y])
+    ...     z = x * 3.0
+    >>> t.gradient(z, y, unconnected_gradients=gt.UnconnectedGradients.ZERO)
+    <gt.Tensor: shape=(), dtype=float32, numpy=0.0>
+    """
+
+    NONE = "none"
+    ZERO = "zero"
+
+
+def _is_zero(unconnected_gradients):
+    if isinstance(unconnected_gradients, UnconnectedGradients):
+        return unconnected_gradients is UnconnectedGradients.ZERO
+    if unconnected_gradients in ("zero", "none"):
+        return unconnected_gradients == "zero"
+    raise ValueError(f"Unknown value for unconnected_gradients: {unconnected_gradients!r}")
+
+
+class GradientTape:
+    """Record operations for automatic differentiation. TF equivalent: ``tf.GradientTape``.
+
+    Operations are recorded if they run inside this context manager and at least one
+    of their inputs is watched. Trainable variables read inside the context are
+    watched automatically (unless ``watch_accessed_variables=False``).
+
+    >>> import gradtape as gt
+    >>> x = gt.constant(3.0)
+    >>> with gt.GradientTape() as g:
+    ...     g.watch(x)
+    ...     y = x * x
+    >>> print(g.gradient(y, x))
+    gt.Tensor(6.0, shape=(), dtype=float32)
+    """
+
+    def __init__(self, persistent=False, watch_accessed_variables=True):
+        self._tape = _native._Tape(bool(persistent), bool(watch_accessed_variables))
+        self._persistent = bool(persistent)
+        self._watch_accessed_variables = bool(watch_accessed_variables)
+        self._recording = False
+        self._used = False
+
+    def __enter__(self):
+        self._push()
+        return self
+
+    def __exit__(self, typ, value, traceback):
+        if self._recording:
+            self._pop()
+
+    def _push(self):
+        self._tape.push()
+        self._recording = True
+
+    def _pop(self):
+        self._tape.pop()
+        self._recording = False
+
+    @property
+    def persistent(self):
+        return self._persistent
+
+    def watch(self, tensor):
+        """Ensures ``tensor`` (a tensor, variable, or nested structure of them) is
+        traced by this tape. TF equivalent: ``tf.GradientTape.watch``."""
+        flat = _nest.flatten(tensor)
+        skipped = self._tape.watch(flat)
+        if skipped:
+            warnings.warn(
+                "The dtype of the watched tensor must be floating (e.g. gt.float32), "
+                "got an integer or bool tensor: its gradient will be None",
+                stacklevel=2,
+            )
+
+    def watched_variables(self):
+        """The variables watched by this tape, in order of construction."""
+        return tuple(self._tape.watched_variables())
+
+    @contextlib.contextmanager
+    def stop_recording(self):
+        """Temporarily stops recording on this tape. TF equivalent:
+        ``tf.GradientTape.stop_recording``.
+
+        >>> import gradtape as gt
+        >>> x = gt.Variable(2.0)
+        >>> with gt.GradientTape() as t:
+        ...     with t.stop_recording():
+        ...         y = x * x
+        >>> print(t.gradient(y, x))
+        None
+        """
+        was = self._tape.pause()
+        try:
+            yield
+        finally:
+            self._tape.resume(was)
+
+    def reset(self):
+        """Clears everything recorded so far (like leaving the context and entering
+        a new tape). TF equivalent: ``tf.GradientTape.reset``."""
+        self._tape.reset()
+        self._used = False
+
+    def gradient(
+        self,
+        target,
+        sources,
+        output_gradients=None,
+        unconnected_gradients=UnconnectedGradients.NONE,
+    ):
+        """Gradient of ``target`` (a tensor or nested structure: gradients of the sum)
+        with respect to ``sources`` (a tensor, variable or nested structure), returned
+        in the structure of ``sources``. TF equivalent: ``tf.GradientTape.gradient``.
+        """
+        if self._used and not self._persistent:
+            raise RuntimeError(
+                "A non-persistent GradientTape can only be used to compute one set "
+                "of gradients (or jacobians)"
+            )
+        if self._recording and not self._persistent:
+            # TF: calling gradient inside the context of a non-persistent tape
+            # stops its recording.
+            self._pop()
+        zero = _is_zero(unconnected_gradients)
+        flat_targets = _nest.flatten(target)
+        flat_sources = _nest.flatten(sources)
+        for s in flat_sources:
+            if not isinstance(s, (_Tensor, _Variable)):
+                raise TypeError(
+                    f"gradient sources must be Tensors or Variables, got {type(s).__name__}"
+                )
+        if output_gradients is not None:
+            og = _nest.flatten(output_gradients)
+            if len(og) != len(flat_targets):
+                raise ValueError(
+                    f"output_gradients has {len(og)} entries but target has {len(flat_targets)}"
+                )
+        else:
+            og = None
+        self._used = True
+        flat = self._tape.gradient(flat_targets, flat_sources, og, zero)
+        return _nest.pack_sequence_as(sources, flat)

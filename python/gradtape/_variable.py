@@ -1,0 +1,42 @@
+"""``gt.Variable``: the native variable, bound to its Python object on creation."""
+
+from . import _gradtape
+
+
+class Variable(_gradtape.Variable):
+    """A mutable tensor cell. TF equivalent: ``tf.Variable``.
+
+    Trainable variables read inside a ``GradientTape`` are watched automatically.
+
+    >>> import gradtape as gt
+    >>> v = gt.Variable(3.0, name="x0")
+    >>> v.name
+    'x0:0'
+    >>> v.assign_add(1.0).numpy()
+    np.float32(4.0)
+    """
+
+    def __init__(self, initial_value=None, trainable=True, name=None, dtype=None):
+        # The value was set by the native constructor; attach this object so the
+        # engine hands it back from `watched_variables`.
+        self._bind()
+
+    def ref(self):
+        """A hashable reference to this variable. TF equivalent: ``Variable.ref()``."""
+        return _Ref(self)
+
+
+class _Ref:
+    __slots__ = ("_v",)
+
+    def __init__(self, v):
+        self._v = v
+
+    def deref(self):
+        return self._v
+
+    def __hash__(self):
+        return hash(self._v._unique_id)
+
+    def __eq__(self, other):
+        return isinstance(other, _Ref) and other._v._unique_id == self._v._unique_id

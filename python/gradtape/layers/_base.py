@@ -1,0 +1,81 @@
+"""The ``Layer`` base: naming, lazy building, variable tracking."""
+
+import collections
+
+from .._variable import Variable
+
+_name_counts = collections.Counter()
+
+
+def _unique_name(base):
+    n = _name_counts[base]
+    _name_counts[base] += 1
+    return base if n == 0 else f"{base}_{n}"
+
+
+def _snake(name):
+    out = []
+    for i, c in enumerate(name):
+        if c.isupper() and i and not name[i - 1].isupper():
+            out.append("_")
+        out.append(c.lower())
+    return "".join(out)
+
+
+class Layer:
+    """Base class of layers. TF equivalent: ``tf.keras.layers.Layer``.
+
+    Subclasses create variables in ``build(input_shape)`` with ``add_weight`` and
+    compute in ``call``; the layer builds itself on its first call.
+    """
+
+    def __init__(self, name=None, trainable=True):
+        self.name = name or _unique_name(_snake(type(self).__name__))
+        self.trainable = trainable
+        self.built = False
+        self._weights = []
+
+    def add_weight(self, name, shape, initializer, trainable=True, dtype="float32"):
+        """Creates a variable named ``{layer}/{name}:0``."""
+        value = initializer(tuple(shape), dtype)
+        v = Variable(value, trainable=trainable, name=f"{self.name}/{name}", dtype=dtype)
+        self._weights.append(v)
+        return v
+
+    def build(self, input_shape):
+        self.built = True
+
+    def call(self, inputs, **kwargs):
+        raise NotImplementedError
+
+    def __call__(self, inputs, *args, **kwargs):
+        from .. import convert_to_tensor
+
+        if not isinstance(inputs, (list, tuple, dict)):
+            inputs = convert_to_tensor(inputs)
+        if not self.built:
+            self.build(getattr(inputs, "shape", None))
+            self.built = True
+        return self.call(inputs, *args, **kwargs)
+
+    @property
+    def variables(self):
+        """All variables of the layer (empty before it is built)."""
+        return list(self._weights)
+
+    weights = variables
+
+    @property
+    def trainable_variables(self):
+        """The trainable variables (empty before the layer is built)."""
+        return [v for v in self._weights if v.trainable] if self.trainable else []
+
+    trainable_weights = trainable_variables
+
+    @property
+    def non_trainable_variables(self):
+        if not self.trainable:
+            return list(self._weights)
+        return [v for v in self._weights if not v.trainable]
+
+    non_trainable_weights = non_trainable_variables

@@ -1,0 +1,60 @@
+"""``Dense``: ``activation(inputs @ kernel + bias)``."""
+
+from .. import activations, initializers
+from .._gradtape import add, matmul
+from ._base import Layer
+
+
+class Dense(Layer):
+    """A densely connected layer. TF equivalent: ``tf.keras.layers.Dense``.
+
+    >>> import gradtape as gt
+    >>> layer = gt.layers.Dense(2, activation="relu", name="d")
+    >>> layer(gt.ones([1, 3])).shape
+    TensorShape([1, 2])
+    >>> [v.name for v in layer.trainable_variables]
+    ['d/kernel:0', 'd/bias:0']
+    """
+
+    def __init__(
+        self,
+        units,
+        activation=None,
+        use_bias=True,
+        kernel_initializer="glorot_uniform",
+        bias_initializer="zeros",
+        name=None,
+        trainable=True,
+        dtype="float32",
+    ):
+        super().__init__(name=name, trainable=trainable)
+        if int(units) <= 0:
+            raise ValueError(f"Received an invalid value for `units`, expected a positive integer, got {units}")
+        self.units = int(units)
+        self.activation = activations.get(activation)
+        self.use_bias = use_bias
+        self.kernel_initializer = initializers.get(kernel_initializer)
+        self.bias_initializer = initializers.get(bias_initializer)
+        self.dtype = dtype
+        self.kernel = None
+        self.bias = None
+
+    def build(self, input_shape):
+        if input_shape is None or len(input_shape) < 1:
+            raise ValueError(f"Dense expects inputs with a last dimension, got shape {input_shape}")
+        last = int(input_shape[-1])
+        self.kernel = self.add_weight("kernel", (last, self.units), self.kernel_initializer, dtype=self.dtype)
+        if self.use_bias:
+            self.bias = self.add_weight("bias", (self.units,), self.bias_initializer, dtype=self.dtype)
+        self.built = True
+
+    def call(self, inputs):
+        if inputs.ndim == 2:
+            y = matmul(inputs, self.kernel)
+        else:
+            from .. import tensordot
+
+            y = tensordot(inputs, self.kernel, [[inputs.ndim - 1], [0]])
+        if self.use_bias:
+            y = add(y, self.bias)
+        return self.activation(y)

@@ -1,0 +1,39 @@
+"""Adam."""
+
+import math
+
+from .._gradtape import sqrt, zeros_like
+from ._base import Optimizer
+
+
+class Adam(Optimizer):
+    """TF equivalent: ``tf.keras.optimizers.Adam`` (learning rate 0.001, betas 0.9 and
+    0.999, epsilon 1e-7), with Keras' update order.
+
+    >>> import gradtape as gt
+    >>> v = gt.Variable(1.0)
+    >>> _ = gt.optimizers.Adam(0.1).apply_gradients([(gt.constant(2.0), v)])
+    >>> round(float(v), 5)
+    0.9
+    """
+
+    def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7, amsgrad=False, name="Adam"):
+        super().__init__(learning_rate, name)
+        self.beta_1, self.beta_2, self.epsilon = float(beta_1), float(beta_2), float(epsilon)
+        self.amsgrad = bool(amsgrad)
+
+    def _update(self, var, grad, lr, step):
+        b1, b2 = self.beta_1, self.beta_2
+        m = self._slot(var, "m", zeros_like)
+        v = self._slot(var, "v", zeros_like)
+        alpha = lr * math.sqrt(1.0 - b2**step) / (1.0 - b1**step)
+        m.assign_add((grad - m) * (1.0 - b1))
+        v.assign_add((grad * grad - v) * (1.0 - b2))
+        denom_src = v
+        if self.amsgrad:
+            vhat = self._slot(var, "vhat", zeros_like)
+            from .._gradtape import maximum
+
+            vhat.assign(maximum(vhat, v))
+            denom_src = vhat
+        var.assign_sub((m * alpha) / (sqrt(denom_src) + self.epsilon))

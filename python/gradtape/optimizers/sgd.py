@@ -1,0 +1,34 @@
+"""Stochastic gradient descent, optionally with (Nesterov) momentum."""
+
+from .._gradtape import zeros_like
+from ._base import Optimizer
+
+
+class SGD(Optimizer):
+    """TF equivalent: ``tf.keras.optimizers.SGD`` (same defaults: learning rate 0.01,
+    no momentum).
+
+    >>> import gradtape as gt
+    >>> v = gt.Variable(1.0)
+    >>> _ = gt.optimizers.SGD(0.1).apply_gradients([(gt.constant(2.0), v)])
+    >>> round(float(v), 6)
+    0.8
+    """
+
+    def __init__(self, learning_rate=0.01, momentum=0.0, nesterov=False, name="SGD"):
+        super().__init__(learning_rate, name)
+        if not 0.0 <= momentum <= 1.0:
+            raise ValueError("`momentum` must be in the range [0, 1].")
+        self.momentum = float(momentum)
+        self.nesterov = bool(nesterov)
+
+    def _update(self, var, grad, lr, step):
+        if self.momentum == 0.0:
+            var.assign_sub(grad * lr)
+            return
+        m = self._slot(var, "momentum", zeros_like)
+        m.assign(m * self.momentum - grad * lr)
+        if self.nesterov:
+            var.assign_add(m * self.momentum - grad * lr)
+        else:
+            var.assign_add(m)

@@ -1,0 +1,246 @@
+//! Constants, fills, ranges and dtype casts.
+
+use ndarray::{Array1, ArrayD, IxDyn};
+use num_complex::{Complex32, Complex64};
+
+use super::{grads, unary_out, Grads, Op, Saves, VjpCx};
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::kernels::elementwise::map;
+use crate::tensor::{full, Data, Tensor};
+
+/// Zeros of a shape and dtype. TF equivalent: `tf.zeros`.
+pub fn zeros(shape: &[usize], dtype: DType) -> Tensor {
+    full(shape, 0.0, dtype)
+}
+/// Ones of a shape and dtype. TF equivalent: `tf.ones`.
+pub fn ones(shape: &[usize], dtype: DType) -> Tensor {
+    full(shape, 1.0, dtype)
+}
+/// Zeros shaped and typed like `x`. TF equivalent: `tf.zeros_like`.
+pub fn zeros_like(x: &Tensor) -> Tensor {
+    zeros(x.shape(), x.dtype())
+}
+/// Ones shaped and typed like `x`. TF equivalent: `tf.ones_like`.
+pub fn ones_like(x: &Tensor) -> Tensor {
+    ones(x.shape(), x.dtype())
+}
+
+/// A tensor of `shape` filled with the scalar `value`. TF equivalent: `tf.fill`.
+pub fn fill(shape: &[usize], value: &Tensor) -> Result<Tensor> {
+    if value.size() != 1 || value.ndim() != 0 {
+        return Err(Error::invalid(
+            "Fill",
+            format!("value must be a scalar, got shape {:?}", value.shape()),
+        ));
+    }
+    let sh = IxDyn(shape);
+    Ok(Tensor::new(map_same!(value.data(), a => {
+        let v = *a.iter().next().expect("one element");
+        ArrayD::from_elem(sh, v)
+    })))
+}
+
+/// Identity matrix (`num_rows × num_columns`, columns default to rows), with
+/// optional leading batch dimensions. TF equivalent: `tf.eye`.
+pub fn eye(
+    num_rows: usize,
+    num_columns: Option<usize>,
+    batch_shape: &[usize],
+    dtype: DType,
+) -> Tensor {
+    let m = num_columns.unwrap_or(num_rows);
+    let mut shape = batch_shape.to_vec();
+    shape.extend([num_rows, m]);
+    let mut v = vec![0.0f64; shape.iter().product()];
+    let per = num_rows * m;
+    for b in 0..(v.len().checked_div(per).unwrap_or(0)) {
+        for i in 0..num_rows.min(m) {
+            v[b * per + i * m + i] = 1.0;
+        }
+    }
+    from_f64(v, &shape, dtype)
+}
+
+/// A tensor of `dtype` from `f64` values (used by creation ops).
+pub(crate) fn from_f64(v: Vec<f64>, shape: &[usize], dtype: DType) -> Tensor {
+    let a = ArrayD::from_shape_vec(IxDyn(shape), v).expect("length matches shape");
+    let data = match dtype {
+        DType::F32 => Data::F32(a.mapv(|x| x as f32).into_shared()),
+        DType::F64 => Data::F64(a.into_shared()),
+        DType::I32 => Data::I32(a.mapv(|x| x as i32).into_shared()),
+        DType::I64 => Data::I64(a.mapv(|x| x as i64).into_shared()),
+        DType::Bool => Data::Bool(a.mapv(|x| x != 0.0).into_shared()),
+        DType::C64 => Data::C64(a.mapv(|x| Complex32::new(x as f32, 0.0)).into_shared()),
+        DType::C128 => Data::C128(a.mapv(|x| Complex64::new(x, 0.0)).into_shared()),
+    };
+    Tensor::new(data)
+}
+
+/// `num` evenly spaced values from `start` to `stop` inclusive.
+/// TF equivalent: `tf.linspace`.
+pub fn linspace(start: f64, stop: f64, num: usize, dtype: DType) -> Result<Tensor> {
+    if !dtype.is_floating() {
+        return Err(Error::unsupported("LinSpace", dtype));
+    }
+    let v: Vec<f64> = if num == 1 {
+        vec![start]
+    } else {
+        let step = (stop - start) / (num as f64 - 1.0);
+        (0..num)
+            .map(|i| {
+                if i + 1 == num {
+                    stop
+                } else {
+                    start + step * i as f64
+                }
+            })
+            .collect()
+    };
+    Ok(from_f64(v, &[num], dtype))
+}
+
+/// `[start, start+delta, ...)` up to `limit` (exclusive). TF equivalent: `tf.range`.
+pub fn range(start: f64, limit: f64, delta: f64, dtype: DType) -> Result<Tensor> {
+    if delta == 0.0 {
+        return Err(Error::invalid("Range", "Requires delta != 0"));
+    }
+    if (delta > 0.0 && start > limit) || (delta < 0.0 && start < limit) {
+        return Err(Error::invalid(
+            "Range",
+            format!("Requires start <= limit when delta > 0: {start}/{limit}"),
+        ));
+    }
+    let n = ((limit - start) / delta).ceil().max(0.0) as usize;
+    let v: Vec<f64> = (0..n).map(|i| start + delta * i as f64).collect();
+    Ok(from_f64(v, &[n], dtype))
+}
+
+/// A 1-D `f64` tensor from a slice (handy in tests and examples).
+pub fn vector(v: &[f64]) -> Tensor {
+    Tensor::from_array(Array1::from(v.to_vec()).into_dyn())
+}
+
+macro_rules! cast_from {
+    ($a:expr, $to:expr, $conv:ident) => {
+        match $to {
+            DType::F32 => Data::F32(map($a, |v| $conv::f32(v)).into_shared()),
+            DType::F64 => Data::F64(map($a, |v| $conv::f64(v)).into_shared()),
+            DType::I32 => Data::I32(map($a, |v| $conv::i32(v)).into_shared()),
+            DType::I64 => Data::I64(map($a, |v| $conv::i64(v)).into_shared()),
+            DType::Bool => Data::Bool(map($a, |v| $conv::bool(v)).into_shared()),
+            DType::C64 => Data::C64(map($a, |v| $conv::c64(v)).into_shared()),
+            DType::C128 => Data::C128(map($a, |v| $conv::c128(v)).into_shared()),
+        }
+    };
+}
+
+/// Scalar conversions used by `cast` (TF's: float→int truncates, complex→real drops
+/// the imaginary part, nonzero→true).
+trait Conv: Copy {
+    fn f64(self) -> f64;
+    fn im(self) -> f64 {
+        0.0
+    }
+    fn f32(self) -> f32 {
+        self.f64() as f32
+    }
+    fn i32(self) -> i32 {
+        self.f64() as i32
+    }
+    fn i64(self) -> i64 {
+        self.f64() as i64
+    }
+    fn bool(self) -> bool {
+        self.f64() != 0.0 || self.im() != 0.0
+    }
+    fn c64(self) -> Complex32 {
+        Complex32::new(self.f64() as f32, self.im() as f32)
+    }
+    fn c128(self) -> Complex64 {
+        Complex64::new(self.f64(), self.im())
+    }
+}
+impl Conv for f32 {
+    fn f64(self) -> f64 {
+        self as f64
+    }
+    fn f32(self) -> f32 {
+        self
+    }
+}
+impl Conv for f64 {
+    fn f64(self) -> f64 {
+        self
+    }
+}
+impl Conv for i32 {
+    fn f64(self) -> f64 {
+        self as f64
+    }
+    fn i32(self) -> i32 {
+        self
+    }
+    fn i64(self) -> i64 {
+        self as i64
+    }
+}
+impl Conv for i64 {
+    fn f64(self) -> f64 {
+        self as f64
+    }
+    fn i32(self) -> i32 {
+        self as i32
+    }
+    fn i64(self) -> i64 {
+        self
+    }
+}
+impl Conv for bool {
+    fn f64(self) -> f64 {
+        self as u8 as f64
+    }
+}
+impl Conv for Complex32 {
+    fn f64(self) -> f64 {
+        self.re as f64
+    }
+    fn im(self) -> f64 {
+        self.im as f64
+    }
+}
+impl Conv for Complex64 {
+    fn f64(self) -> f64 {
+        self.re
+    }
+    fn im(self) -> f64 {
+        self.im
+    }
+}
+use Conv as C;
+
+/// Converts to another dtype. TF equivalent: `tf.cast`. Differentiable between
+/// real/complex float dtypes (the gradient is cast back); `None` for integers.
+pub fn cast(x: &Tensor, dtype: DType) -> Result<Tensor> {
+    if x.dtype() == dtype {
+        return Ok(x.clone());
+    }
+    let out = Tensor::new(dispatch!(x.data(), a => cast_from!(a, dtype, C)));
+    if x.dtype().is_differentiable() && dtype.is_differentiable() {
+        unary_out(Cast, x, out)
+    } else {
+        Ok(out)
+    }
+}
+struct Cast;
+impl Op for Cast {
+    fn name(&self) -> &'static str {
+        "Cast"
+    }
+    fn saves(&self) -> Saves {
+        Saves::NOTHING
+    }
+    fn vjp(&self, cx: &VjpCx<'_>, dys: &[Tensor]) -> Result<Grads> {
+        Ok(grads![Some(cast(&dys[0], cx.input_dtype(0))?)])
+    }
+}

@@ -1,0 +1,137 @@
+//! Comparisons, logical ops and `where` (select).
+//!
+//! Comparisons and logical ops return bool tensors and have no gradient; `where`
+//! routes the gradient to the branch each element was taken from.
+
+use super::{grads, record, Grads, Op, Saves, VjpCx};
+use crate::error::{Error, Result};
+use crate::kernels::elementwise::{map, zip, zip3};
+use crate::ops::zeros_like;
+use crate::tensor::{Data, Tensor};
+
+macro_rules! compare {
+    ($(#[$doc:meta])* $fname:ident, $tf:literal, |$p:ident, $q:ident| $body:expr) => {
+        $(#[$doc])*
+        pub fn $fname(x: &Tensor, y: &Tensor) -> Result<Tensor> {
+            Ok(Tensor::new(map_pair_to_bool!($tf, x.data(), y.data(),
+                [F32, F64, I32, I64, Bool], a, b => zip($tf, a, b, |$p, $q| $body)?)))
+        }
+    };
+}
+
+compare!(
+    /// `x == y` elementwise. TF equivalent: `tf.math.equal`.
+    equal, "Equal", |p, q| p == q
+);
+compare!(
+    /// `x != y` elementwise. TF equivalent: `tf.math.not_equal`.
+    not_equal, "NotEqual", |p, q| p != q
+);
+compare!(
+    /// `x < y` elementwise. TF equivalent: `tf.math.less`.
+    less, "Less", |p, q| p < q
+);
+compare!(
+    /// `x <= y` elementwise. TF equivalent: `tf.math.less_equal`.
+    less_equal, "LessEqual", |p, q| p <= q
+);
+compare!(
+    /// `x > y` elementwise. TF equivalent: `tf.math.greater`.
+    greater, "Greater", |p, q| p > q
+);
+compare!(
+    /// `x >= y` elementwise. TF equivalent: `tf.math.greater_equal`.
+    greater_equal, "GreaterEqual", |p, q| p >= q
+);
+
+fn bools<'a>(
+    op: &'static str,
+    x: &'a Tensor,
+) -> Result<&'a ndarray::ArcArray<bool, ndarray::IxDyn>> {
+    match x.data() {
+        Data::Bool(a) => Ok(a),
+        d => Err(Error::dtype(
+            op,
+            format!("expected a bool tensor, got {}", d.dtype().name()),
+        )),
+    }
+}
+
+/// TF equivalent: `tf.math.logical_and`.
+pub fn logical_and(x: &Tensor, y: &Tensor) -> Result<Tensor> {
+    let (a, b) = (bools("LogicalAnd", x)?, bools("LogicalAnd", y)?);
+    Ok(Tensor::from_array(zip("LogicalAnd", a, b, |p, q| p && q)?))
+}
+/// TF equivalent: `tf.math.logical_or`.
+pub fn logical_or(x: &Tensor, y: &Tensor) -> Result<Tensor> {
+    let (a, b) = (bools("LogicalOr", x)?, bools("LogicalOr", y)?);
+    Ok(Tensor::from_array(zip("LogicalOr", a, b, |p, q| p || q)?))
+}
+/// TF equivalent: `tf.math.logical_xor`.
+pub fn logical_xor(x: &Tensor, y: &Tensor) -> Result<Tensor> {
+    let (a, b) = (bools("LogicalXor", x)?, bools("LogicalXor", y)?);
+    Ok(Tensor::from_array(zip("LogicalXor", a, b, |p, q| p != q)?))
+}
+/// TF equivalent: `tf.math.logical_not`.
+pub fn logical_not(x: &Tensor) -> Result<Tensor> {
+    Ok(Tensor::from_array(map(bools("LogicalNot", x)?, |p| !p)))
+}
+
+/// Elementwise select with broadcasting: `x` where `condition`, else `y`.
+/// TF equivalent: `tf.where(condition, x, y)` (SelectV2). Gradient: `dy` masked
+/// to each branch.
+pub fn where_(condition: &Tensor, x: &Tensor, y: &Tensor) -> Result<Tensor> {
+    let c = bools("SelectV2", condition)?;
+    let out = match (x.data(), y.data()) {
+        (Data::F32(a), Data::F32(b)) => {
+            Data::F32(zip3("SelectV2", c, a, b, |k, p, q| if k { p } else { q })?.into_shared())
+        }
+        (Data::F64(a), Data::F64(b)) => {
+            Data::F64(zip3("SelectV2", c, a, b, |k, p, q| if k { p } else { q })?.into_shared())
+        }
+        (Data::I32(a), Data::I32(b)) => {
+            Data::I32(zip3("SelectV2", c, a, b, |k, p, q| if k { p } else { q })?.into_shared())
+        }
+        (Data::I64(a), Data::I64(b)) => {
+            Data::I64(zip3("SelectV2", c, a, b, |k, p, q| if k { p } else { q })?.into_shared())
+        }
+        (Data::Bool(a), Data::Bool(b)) => {
+            Data::Bool(zip3("SelectV2", c, a, b, |k, p, q| if k { p } else { q })?.into_shared())
+        }
+        (Data::C64(a), Data::C64(b)) => {
+            Data::C64(zip3("SelectV2", c, a, b, |k, p, q| if k { p } else { q })?.into_shared())
+        }
+        (Data::C128(a), Data::C128(b)) => {
+            Data::C128(zip3("SelectV2", c, a, b, |k, p, q| if k { p } else { q })?.into_shared())
+        }
+        (p, q) => return Err(Error::dtype_mismatch("SelectV2", p.dtype(), q.dtype())),
+    };
+    let out = Tensor::new(out);
+    record(Select, &[condition, x, y], &[&out]);
+    Ok(out)
+}
+struct Select;
+impl Op for Select {
+    fn name(&self) -> &'static str {
+        "SelectV2"
+    }
+    fn saves(&self) -> Saves {
+        Saves::input_only(0)
+    }
+    fn vjp(&self, cx: &VjpCx<'_>, dys: &[Tensor]) -> Result<Grads> {
+        let c = cx.input(0)?;
+        let dy = &dys[0];
+        let zero = zeros_like(dy);
+        let gx = if cx.needs(1) {
+            Some(where_(c, dy, &zero)?)
+        } else {
+            None
+        };
+        let gy = if cx.needs(2) {
+            Some(where_(c, &zero, dy)?)
+        } else {
+            None
+        };
+        Ok(grads![None, gx, gy])
+    }
+}

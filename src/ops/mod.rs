@@ -1,0 +1,192 @@
+//! Ops: forward functions with TF's names, and their gradient rules.
+//!
+//! Each op family lives in one file. A differentiable op is a struct implementing
+//! [`Op`]; its public function (named like TF's Python function) computes the value
+//! with a kernel and calls [`record`] with the struct, which every tape watching an
+//! input stores. Gradient rules are written with these same public functions, so a
+//! backward pass run while another tape records is itself recorded (higher order for
+//! free). See `README.md` in this folder for adding an op.
+
+use smallvec::SmallVec;
+
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::tape::arena::Node;
+use crate::tensor::Tensor;
+
+mod binary;
+mod complex;
+mod create;
+mod index;
+mod linalg;
+mod logic;
+mod nondiff;
+mod reduce;
+mod shape;
+mod unary;
+
+pub use binary::*;
+pub use complex::*;
+pub use create::*;
+pub use index::*;
+pub use linalg::*;
+pub use logic::*;
+pub use nondiff::*;
+pub use reduce::*;
+pub use shape::*;
+pub use unary::*;
+
+pub(crate) use crate::tape::stack::record;
+
+/// Gradients of an op's inputs, one per input (`None`: no gradient / not needed).
+pub type Grads = SmallVec<[Option<Tensor>; 2]>;
+
+/// Which inputs and outputs a recorded node keeps for its gradient (bit masks).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Saves {
+    pub inputs: u8,
+    pub outputs: u8,
+}
+
+impl Saves {
+    pub const NOTHING: Saves = Saves {
+        inputs: 0,
+        outputs: 0,
+    };
+    pub const INPUTS: Saves = Saves {
+        inputs: 0xff,
+        outputs: 0,
+    };
+    pub const OUTPUT: Saves = Saves {
+        inputs: 0,
+        outputs: 1,
+    };
+    pub const INPUTS_AND_OUTPUT: Saves = Saves {
+        inputs: 0xff,
+        outputs: 1,
+    };
+    /// Saves input `i` only.
+    pub const fn input_only(i: u8) -> Saves {
+        Saves {
+            inputs: 1 << i,
+            outputs: 0,
+        }
+    }
+    pub fn input(self, i: usize) -> bool {
+        i < 8 && self.inputs & (1 << i) != 0
+    }
+    pub fn output(self, i: usize) -> bool {
+        i < 8 && self.outputs & (1 << i) != 0
+    }
+}
+
+/// A differentiable primitive: its TF op type name and its gradient rule.
+pub trait Op: Send + Sync + 'static {
+    /// TF's op type name ("Exp", "MatMul", "AddV2"): the key of gradient overrides.
+    fn name(&self) -> &'static str;
+    /// What the node must keep for [`Op::vjp`]. Default: all inputs.
+    fn saves(&self) -> Saves {
+        Saves::INPUTS
+    }
+    /// Vector-Jacobian product: input gradients from output gradients `dys`, written
+    /// with public ops. Gradients may be output-shaped: the tape sums broadcast
+    /// dimensions away.
+    fn vjp(&self, cx: &VjpCx<'_>, dys: &[Tensor]) -> Result<Grads>;
+}
+
+/// What a gradient rule may read of its node.
+pub struct VjpCx<'a> {
+    node: &'a Node,
+    needs: &'a [bool],
+}
+
+impl<'a> VjpCx<'a> {
+    pub(crate) fn new(node: &'a Node, needs: &'a [bool]) -> Self {
+        VjpCx { node, needs }
+    }
+    /// Whether input `i`'s gradient is wanted (skip the work otherwise).
+    pub fn needs(&self, i: usize) -> bool {
+        self.needs.get(i).copied().unwrap_or(false)
+    }
+    pub fn num_inputs(&self) -> usize {
+        self.node.inputs.len()
+    }
+    /// Saved input `i` (the op must list it in [`Op::saves`]).
+    pub fn input(&self, i: usize) -> Result<&Tensor> {
+        self.node
+            .saved_inputs
+            .get(i)
+            .and_then(|t| t.as_ref())
+            .ok_or_else(|| {
+                Error::Internal(format!("{}: input {i} was not saved", self.node.op.name()))
+            })
+    }
+    /// Saved output `i` (the op must list it in [`Op::saves`]).
+    pub fn output(&self, i: usize) -> Result<&Tensor> {
+        self.node
+            .saved_outputs
+            .get(i)
+            .and_then(|t| t.as_ref())
+            .ok_or_else(|| {
+                Error::Internal(format!("{}: output {i} was not saved", self.node.op.name()))
+            })
+    }
+    pub fn input_shape(&self, i: usize) -> &[usize] {
+        &self.node.inputs[i].shape
+    }
+    pub fn input_dtype(&self, i: usize) -> DType {
+        self.node.inputs[i].dtype
+    }
+    pub fn output_shape(&self, i: usize) -> &[usize] {
+        &self.node.outputs[i].shape
+    }
+    pub fn op_name(&self) -> &'static str {
+        self.node.op.name()
+    }
+}
+
+/// Runs the gradient rule of a node (or the override registered for its op type).
+pub(crate) fn run_vjp(cx: &VjpCx<'_>, dys: &[Tensor]) -> Result<Grads> {
+    cx.node.op.vjp(cx, dys)
+}
+
+/// `Grads` from a list of `Option<Tensor>` expressions.
+#[macro_export]
+#[doc(hidden)]
+macro_rules! grads {
+    ($($g:expr),* $(,)?) => {{
+        let mut v: $crate::ops::Grads = smallvec::SmallVec::new();
+        $(v.push($g);)*
+        v
+    }};
+}
+pub(crate) use grads;
+
+/// The read of a variable into a tensor: an identity from the variable's id.
+pub(crate) struct ReadVariable;
+
+impl Op for ReadVariable {
+    fn name(&self) -> &'static str {
+        "ReadVariableOp"
+    }
+    fn saves(&self) -> Saves {
+        Saves::NOTHING
+    }
+    fn vjp(&self, _cx: &VjpCx<'_>, dys: &[Tensor]) -> Result<Grads> {
+        Ok(grads![Some(dys[0].clone())])
+    }
+}
+
+/// Records a single-input, single-output op; returns the output.
+#[inline]
+pub(crate) fn unary_out<O: Op>(op: O, x: &Tensor, out: Tensor) -> Result<Tensor> {
+    record(op, &[x], &[&out]);
+    Ok(out)
+}
+
+/// Records a two-input, single-output op; returns the output.
+#[inline]
+pub(crate) fn binary_out<O: Op>(op: O, x: &Tensor, y: &Tensor, out: Tensor) -> Result<Tensor> {
+    record(op, &[x, y], &[&out]);
+    Ok(out)
+}

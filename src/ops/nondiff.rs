@@ -1,0 +1,38 @@
+//! The explicit list of op types that have no gradient (their outputs are never
+//! differentiable, or TF registers them as not differentiable).
+
+/// TF op types whose gradient is `None`.
+pub const NOT_DIFFERENTIABLE: &[&str] = &[
+    "Equal",
+    "NotEqual",
+    "Less",
+    "LessEqual",
+    "Greater",
+    "GreaterEqual",
+    "LogicalAnd",
+    "LogicalOr",
+    "LogicalXor",
+    "LogicalNot",
+    "FloorDiv",
+    "ArgMax",
+    "ArgMin",
+    "Floor",
+    "Ceil",
+    "Round",
+    "StopGradient",
+    "ZerosLike",
+    "OnesLike",
+    "Fill",
+    "Range",
+    "LinSpace",
+    "Eye",
+    "RandomStandardNormal",
+    "RandomUniform",
+    "TruncatedNormal",
+    "Any",
+    "All",
+    "Shape",
+    "Size",
+    "Rank",
+    "OneHot",
+];

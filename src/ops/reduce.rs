@@ -1,0 +1,385 @@
+//! Reductions: sum, mean, max, min, prod, and their composites.
+//!
+//! `axis` follows TF: `None` reduces everything, negative axes count from the end,
+//! repeated axes are an error.
+
+use super::{grads, record, Grads, Op, Saves, VjpCx};
+use crate::broadcast::norm_axis;
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::kernels::reduce::{fold_axes, sum_axes};
+use crate::ops::{broadcast_to, cast, divide, equal, multiply, reshape, scalar_like};
+use crate::tensor::Tensor;
+
+/// Sorted, unique, non-negative axes; `None` means all.
+pub(crate) fn norm_axes(
+    op: &'static str,
+    axes: Option<&[isize]>,
+    ndim: usize,
+) -> Result<Vec<usize>> {
+    let mut v = match axes {
+        None => (0..ndim).collect::<Vec<_>>(),
+        Some(a) => a
+            .iter()
+            .map(|&x| norm_axis(op, x, ndim))
+            .collect::<Result<Vec<_>>>()?,
+    };
+    v.sort_unstable();
+    let n = v.len();
+    v.dedup();
+    if v.len() != n {
+        return Err(Error::invalid(op, "axes contain duplicates"));
+    }
+    Ok(v)
+}
+
+/// The shape of a reduction's output with reduced axes kept as 1.
+fn kept_shape(shape: &[usize], axes: &[usize]) -> Vec<usize> {
+    shape
+        .iter()
+        .enumerate()
+        .map(|(i, &d)| if axes.contains(&i) { 1 } else { d })
+        .collect()
+}
+
+/// Broadcasts a reduction's output gradient back over the reduced axes.
+fn spread(dy: &Tensor, in_shape: &[usize], axes: &[usize]) -> Result<Tensor> {
+    let kept = kept_shape(in_shape, axes);
+    let g = if dy.shape() == kept.as_slice() {
+        dy.clone()
+    } else {
+        reshape(dy, &kept)?
+    };
+    broadcast_to(&g, in_shape)
+}
+
+/// Sum over `axis`. TF equivalent: `tf.math.reduce_sum`. Gradient: `dy` broadcast back.
+pub fn reduce_sum(x: &Tensor, axis: Option<&[isize]>, keepdims: bool) -> Result<Tensor> {
+    let axes = norm_axes("Sum", axis, x.ndim())?;
+    let out = if x.dtype() == DType::Bool {
+        return reduce_sum(&cast(x, DType::I32)?, axis, keepdims);
+    } else {
+        Tensor::new(
+            map_dtypes!("Sum", x.data(), [F32, F64, I32, I64, C64, C128], a => sum_axes(a, &axes, keepdims)),
+        )
+    };
+    record(Sum { axes }, &[x], &[&out]);
+    Ok(out)
+}
+struct Sum {
+    axes: Vec<usize>,
+}
+impl Op for Sum {
+    fn name(&self) -> &'static str {
+        "Sum"
+    }
+    fn saves(&self) -> Saves {
+        Saves::NOTHING
+    }
+    fn vjp(&self, cx: &VjpCx<'_>, dys: &[Tensor]) -> Result<Grads> {
+        Ok(grads![Some(spread(
+            &dys[0],
+            cx.input_shape(0),
+            &self.axes
+        )?)])
+    }
+}
+
+/// Mean over `axis`. TF equivalent: `tf.math.reduce_mean` (integer inputs give an
+/// integer mean, as in TF). Gradient: `dy / n` broadcast back.
+pub fn reduce_mean(x: &Tensor, axis: Option<&[isize]>, keepdims: bool) -> Result<Tensor> {
+    let axes = norm_axes("Mean", axis, x.ndim())?;
+    let n: usize = axes.iter().map(|&a| x.shape()[a]).product();
+    let out = match x.dtype() {
+        DType::I32 | DType::I64 => {
+            let s = reduce_sum(x, axis, keepdims)?;
+            let nn = scalar_like(&s, n.max(1) as f64);
+            return crate::ops::floordiv(&s, &nn);
+        }
+        _ => {
+            let s = map_dtypes!("Mean", x.data(), [F32, F64, C64, C128], a => sum_axes(a, &axes, keepdims));
+            let s = Tensor::new(s);
+            // Divide rather than multiply by 1/n: TF's Mean divides.
+            let nn = crate::tensor::full(&[], n as f64, x.dtype());
+            Tensor::new(
+                map_pair!("Mean", s.data(), nn.data(), [F32, F64, C64, C128], a, b =>
+                crate::kernels::elementwise::zip("Mean", a, b, |p, q| p / q)?),
+            )
+        }
+    };
+    record(Mean { axes, n }, &[x], &[&out]);
+    Ok(out)
+}
+struct Mean {
+    axes: Vec<usize>,
+    n: usize,
+}
+impl Op for Mean {
+    fn name(&self) -> &'static str {
+        "Mean"
+    }
+    fn saves(&self) -> Saves {
+        Saves::NOTHING
+    }
+    fn vjp(&self, cx: &VjpCx<'_>, dys: &[Tensor]) -> Result<Grads> {
+        let g = divide(&dys[0], &scalar_like(&dys[0], self.n as f64))?;
+        Ok(grads![Some(spread(&g, cx.input_shape(0), &self.axes)?)])
+    }
+}
+
+fn minmax(x: &Tensor, axis: Option<&[isize]>, keepdims: bool, max: bool) -> Result<Tensor> {
+    let op = if max { "Max" } else { "Min" };
+    let axes = norm_axes(op, axis, x.ndim())?;
+    if x.size() == 0 && !axes.is_empty() {
+        return Err(Error::invalid(
+            op,
+            "reduction over an empty tensor has no identity here",
+        ));
+    }
+    macro_rules! mm {
+        ($a:expr, $lo:expr, $hi:expr) => {
+            if max {
+                fold_axes($a, &axes, keepdims, $lo, |p, q| {
+                    if q > p || q != q {
+                        q
+                    } else {
+                        p
+                    }
+                })
+            } else {
+                fold_axes($a, &axes, keepdims, $hi, |p, q| {
+                    if q < p || q != q {
+                        q
+                    } else {
+                        p
+                    }
+                })
+            }
+        };
+    }
+    let out = Tensor::new(map_dtypes!(op, x.data(), [F32, F64, I32, I64], a => {
+        mm!(a, Bounded::lowest(), Bounded::highest())
+    }));
+    record(MinMaxReduce { axes, max }, &[x], &[&out]);
+    Ok(out)
+}
+
+trait Bounded {
+    fn lowest() -> Self;
+    fn highest() -> Self;
+}
+macro_rules! bounded {
+    ($($t:ty: $lo:expr, $hi:expr;)*) => {$(
+        impl Bounded for $t {
+            fn lowest() -> Self { $lo }
+            fn highest() -> Self { $hi }
+        }
+    )*};
+}
+bounded! {
+    f32: f32::NEG_INFINITY, f32::INFINITY;
+    f64: f64::NEG_INFINITY, f64::INFINITY;
+    i32: i32::MIN, i32::MAX;
+    i64: i64::MIN, i64::MAX;
+}
+
+/// Maximum over `axis`. TF equivalent: `tf.math.reduce_max`. Gradient: `dy` shared
+/// equally among the elements equal to the maximum (TF's rule).
+pub fn reduce_max(x: &Tensor, axis: Option<&[isize]>, keepdims: bool) -> Result<Tensor> {
+    minmax(x, axis, keepdims, true)
+}
+/// Minimum over `axis`. TF equivalent: `tf.math.reduce_min`.
+pub fn reduce_min(x: &Tensor, axis: Option<&[isize]>, keepdims: bool) -> Result<Tensor> {
+    minmax(x, axis, keepdims, false)
+}
+struct MinMaxReduce {
+    axes: Vec<usize>,
+    max: bool,
+}
+impl Op for MinMaxReduce {
+    fn name(&self) -> &'static str {
+        if self.max {
+            "Max"
+        } else {
+            "Min"
+        }
+    }
+    fn saves(&self) -> Saves {
+        Saves::INPUTS_AND_OUTPUT
+    }
+    fn vjp(&self, cx: &VjpCx<'_>, dys: &[Tensor]) -> Result<Grads> {
+        let x = cx.input(0)?;
+        let shape = cx.input_shape(0);
+        let y = spread(cx.output(0)?, shape, &self.axes)?;
+        let ind = cast(&equal(&y, x)?, x.dtype())?;
+        let count = reduce_sum(
+            &ind,
+            Some(&self.axes.iter().map(|&a| a as isize).collect::<Vec<_>>()),
+            true,
+        )?;
+        let dy = spread(&dys[0], shape, &self.axes)?;
+        let count = broadcast_to(&count, shape)?;
+        Ok(grads![Some(multiply(&divide(&ind, &count)?, &dy)?)])
+    }
+}
+
+/// Product over `axis`. TF equivalent: `tf.math.reduce_prod`. Gradient: the product
+/// of the other elements (computed without division, so zeros are handled).
+pub fn reduce_prod(x: &Tensor, axis: Option<&[isize]>, keepdims: bool) -> Result<Tensor> {
+    let axes = norm_axes("Prod", axis, x.ndim())?;
+    let out = Tensor::new(
+        map_dtypes!("Prod", x.data(), [F32, F64, I32, I64, C64, C128], a => {
+            fold_axes(a, &axes, keepdims, num_traits::One::one(), |p, q| p * q)
+        }),
+    );
+    record(Prod { axes }, &[x], &[&out]);
+    Ok(out)
+}
+struct Prod {
+    axes: Vec<usize>,
+}
+impl Op for Prod {
+    fn name(&self) -> &'static str {
+        "Prod"
+    }
+    fn vjp(&self, cx: &VjpCx<'_>, dys: &[Tensor]) -> Result<Grads> {
+        // d prod / d x_i = prod_{j != i} x_j = exclusive-cumprod from the left times
+        // exclusive-cumprod from the right, along the flattened reduced axes.
+        let x = cx.input(0)?;
+        let shape = cx.input_shape(0).to_vec();
+        let nd = shape.len();
+        let kept: Vec<usize> = (0..nd).filter(|a| !self.axes.contains(a)).collect();
+        let mut perm = kept.clone();
+        perm.extend(&self.axes);
+        let xt = crate::ops::transpose(x, Some(&perm))?;
+        let outer: usize = kept.iter().map(|&a| shape[a]).product();
+        let inner: usize = self.axes.iter().map(|&a| shape[a]).product();
+        let flat = reshape(&xt, &[outer, inner])?;
+        let left = crate::ops::cumprod(&flat, 1, true, false)?;
+        let right = crate::ops::cumprod(&flat, 1, true, true)?;
+        let others = multiply(&left, &right)?;
+        let tshape: Vec<usize> = perm.iter().map(|&a| shape[a]).collect();
+        let others = reshape(&others, &tshape)?;
+        let mut inv = vec![0; nd];
+        for (i, &p) in perm.iter().enumerate() {
+            inv[p] = i;
+        }
+        let others = crate::ops::transpose(&others, Some(&inv))?;
+        let dy = spread(&dys[0], &shape, &self.axes)?;
+        Ok(grads![Some(multiply(&dy, &crate::ops::conj(&others)?)?)])
+    }
+}
+
+fn scan<T: Copy>(
+    a: &ndarray::ArcArray<T, ndarray::IxDyn>,
+    axis: usize,
+    exclusive: bool,
+    reverse: bool,
+    init: T,
+    f: impl Fn(T, T) -> T,
+) -> ndarray::ArrayD<T> {
+    let mut out = a.to_owned();
+    for mut lane in out.lanes_mut(ndarray::Axis(axis)) {
+        let n = lane.len();
+        let mut acc = init;
+        for k in 0..n {
+            let i = if reverse { n - 1 - k } else { k };
+            let v = lane[i];
+            if exclusive {
+                lane[i] = acc;
+                acc = f(acc, v);
+            } else {
+                acc = f(acc, v);
+                lane[i] = acc;
+            }
+        }
+    }
+    out
+}
+
+/// Cumulative sum along `axis`. TF equivalent: `tf.math.cumsum`. Gradient: the
+/// cumulative sum of `dy` in the opposite direction.
+pub fn cumsum(x: &Tensor, axis: isize, exclusive: bool, reverse: bool) -> Result<Tensor> {
+    let ax = norm_axis("Cumsum", axis, x.ndim())?;
+    let out = Tensor::new(
+        map_dtypes!("Cumsum", x.data(), [F32, F64, I32, I64, C64, C128], a => {
+            scan(a, ax, exclusive, reverse, num_traits::Zero::zero(), |p, q| p + q)
+        }),
+    );
+    record(
+        Cumsum {
+            axis: ax,
+            exclusive,
+            reverse,
+        },
+        &[x],
+        &[&out],
+    );
+    Ok(out)
+}
+struct Cumsum {
+    axis: usize,
+    exclusive: bool,
+    reverse: bool,
+}
+impl Op for Cumsum {
+    fn name(&self) -> &'static str {
+        "Cumsum"
+    }
+    fn saves(&self) -> Saves {
+        Saves::NOTHING
+    }
+    fn vjp(&self, _cx: &VjpCx<'_>, dys: &[Tensor]) -> Result<Grads> {
+        Ok(grads![Some(cumsum(
+            &dys[0],
+            self.axis as isize,
+            self.exclusive,
+            !self.reverse
+        )?)])
+    }
+}
+
+/// Cumulative product along `axis`. TF equivalent: `tf.math.cumprod`.
+/// Gradient (TF's): `cumsum(y * dy, reversed) / x`; it is not defined where `x == 0`.
+pub fn cumprod(x: &Tensor, axis: isize, exclusive: bool, reverse: bool) -> Result<Tensor> {
+    let ax = norm_axis("Cumprod", axis, x.ndim())?;
+    let out = Tensor::new(
+        map_dtypes!("Cumprod", x.data(), [F32, F64, I32, I64, C64, C128], a => {
+            scan(a, ax, exclusive, reverse, num_traits::One::one(), |p, q| p * q)
+        }),
+    );
+    record(
+        Cumprod {
+            axis: ax,
+            exclusive,
+            reverse,
+        },
+        &[x],
+        &[&out],
+    );
+    Ok(out)
+}
+struct Cumprod {
+    axis: usize,
+    exclusive: bool,
+    reverse: bool,
+}
+impl Op for Cumprod {
+    fn name(&self) -> &'static str {
+        "Cumprod"
+    }
+    fn saves(&self) -> Saves {
+        Saves::INPUTS_AND_OUTPUT
+    }
+    fn vjp(&self, cx: &VjpCx<'_>, dys: &[Tensor]) -> Result<Grads> {
+        let x = cx.input(0)?;
+        let y = cx.output(0)?;
+        let s = cumsum(
+            &multiply(y, &dys[0])?,
+            self.axis as isize,
+            self.exclusive,
+            !self.reverse,
+        )?;
+        Ok(grads![Some(divide(&s, &crate::ops::conj(x)?)?)])
+    }
+}

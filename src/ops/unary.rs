@@ -1,0 +1,332 @@
+//! Unary elementwise math and activations.
+//!
+//! Each rule is written in public ops, so it is differentiable again. Kinks follow
+//! TF: `relu'(0) = 0`, `abs'(0) = 0` (through `sign`).
+
+use num_traits::Inv;
+
+use super::{grads, unary_out, Grads, Op, Saves, VjpCx};
+use crate::error::Result;
+use crate::kernels::elementwise::map;
+use crate::ops::{add, divide, greater, multiply, subtract, where_, zeros_like};
+use crate::tensor::{full, Tensor};
+
+/// A rank-0 constant of `x`'s dtype.
+pub(crate) fn scalar_like(x: &Tensor, v: f64) -> Tensor {
+    full(&[], v, x.dtype())
+}
+
+macro_rules! unary_op {
+    (
+        $(#[$doc:meta])*
+        $fname:ident, $S:ident, $tf:literal, [$($dt:ident),*], |$v:ident| $kernel:expr,
+        saves $saves:expr, vjp |$cx:ident, $dy:ident| $vjp:expr
+    ) => {
+        $(#[$doc])*
+        pub fn $fname(x: &Tensor) -> Result<Tensor> {
+            let out = Tensor::new(map_dtypes!($tf, x.data(), [$($dt),*], a => map(a, |$v| $kernel)));
+            unary_out($S, x, out)
+        }
+        struct $S;
+        impl Op for $S {
+            fn name(&self) -> &'static str {
+                $tf
+            }
+            fn saves(&self) -> Saves {
+                $saves
+            }
+            #[allow(unused_variables)]
+            fn vjp(&self, $cx: &VjpCx<'_>, dys: &[Tensor]) -> Result<Grads> {
+                let $dy = &dys[0];
+                Ok(grads![Some($vjp)])
+            }
+        }
+    };
+}
+
+unary_op!(
+    /// `-x`. TF equivalent: `tf.math.negative`.
+    neg, Neg, "Neg", [F32, F64, I32, I64, C64, C128], |v| -v,
+    saves Saves::NOTHING, vjp |cx, dy| neg(dy)?
+);
+
+/// TF equivalent: `tf.math.negative`.
+pub fn negative(x: &Tensor) -> Result<Tensor> {
+    neg(x)
+}
+
+/// Complex conjugate; the input itself for real dtypes. TF equivalent: `tf.math.conj`.
+pub fn conj(x: &Tensor) -> Result<Tensor> {
+    if !x.dtype().is_complex() {
+        return Ok(x.clone());
+    }
+    conj_complex(x)
+}
+unary_op!(
+    conj_complex, Conj, "Conj", [C64, C128], |v| v.conj(),
+    saves Saves::NOTHING, vjp |cx, dy| conj(dy)?
+);
+
+unary_op!(
+    /// `|x|` for real dtypes. TF equivalent: `tf.math.abs`. Gradient `dy*sign(x)` (0 at 0).
+    abs_real, Abs, "Abs", [F32, F64, I32, I64], |v| if v < Default::default() { -v } else { v },
+    saves Saves::INPUTS, vjp |cx, dy| multiply(dy, &sign(cx.input(0)?)?)?
+);
+
+/// `|x|`; for complex inputs the modulus (a real tensor). TF equivalent: `tf.math.abs`.
+pub fn abs(x: &Tensor) -> Result<Tensor> {
+    if x.dtype().is_complex() {
+        crate::ops::complex_abs(x)
+    } else {
+        abs_real(x)
+    }
+}
+
+unary_op!(
+    /// Sign (-1, 0, 1). TF equivalent: `tf.math.sign`. Gradient: zeros.
+    sign, Sign, "Sign", [F32, F64, I32, I64], |v| {
+        let z = Default::default();
+        let one: _ = num_traits::One::one();
+        if v > z { one } else if v < z { z - one } else { z }
+    },
+    saves Saves::NOTHING, vjp |cx, dy| zeros_like(dy)
+);
+
+unary_op!(
+    /// `x²`. TF equivalent: `tf.math.square`. Gradient `dy * 2 conj(x)`.
+    square, Square, "Square", [F32, F64, I32, I64, C64, C128], |v| v * v,
+    saves Saves::INPUTS,
+    vjp |cx, dy| multiply(dy, &multiply(&scalar_like(dy, 2.0), &conj(cx.input(0)?)?)?)?
+);
+
+unary_op!(
+    /// `√x`. TF equivalent: `tf.math.sqrt`. Gradient `dy * 0.5 / conj(y)`.
+    sqrt, Sqrt, "Sqrt", [F32, F64, C64, C128], |v| v.sqrt(),
+    saves Saves::OUTPUT,
+    vjp |cx, dy| divide(&multiply(dy, &scalar_like(dy, 0.5))?, &conj(cx.output(0)?)?)?
+);
+
+unary_op!(
+    /// `1/√x`. TF equivalent: `tf.math.rsqrt`. Gradient `-0.5 dy conj(y)³`.
+    rsqrt, Rsqrt, "Rsqrt", [F32, F64, C64, C128], |v| v.sqrt().inv(),
+    saves Saves::OUTPUT,
+    vjp |cx, dy| {
+        let y = conj(cx.output(0)?)?;
+        multiply(&multiply(dy, &scalar_like(dy, -0.5))?, &multiply(&y, &multiply(&y, &y)?)?)?
+    }
+);
+
+unary_op!(
+    /// `1/x`. TF equivalent: `tf.math.reciprocal`. Gradient `-dy conj(y)²`.
+    reciprocal, Reciprocal, "Reciprocal", [F32, F64, C64, C128], |v| v.inv(),
+    saves Saves::OUTPUT,
+    vjp |cx, dy| {
+        let y = conj(cx.output(0)?)?;
+        neg(&multiply(dy, &multiply(&y, &y)?)?)?
+    }
+);
+
+unary_op!(
+    /// `eˣ`. TF equivalent: `tf.math.exp`. Gradient `dy * conj(y)`.
+    exp, Exp, "Exp", [F32, F64, C64, C128], |v| v.exp(),
+    saves Saves::OUTPUT, vjp |cx, dy| multiply(dy, &conj(cx.output(0)?)?)?
+);
+
+unary_op!(
+    /// `eˣ - 1`. TF equivalent: `tf.math.expm1`. Gradient `dy * conj(eˣ)`.
+    expm1, Expm1, "Expm1", [F32, F64], |v| v.exp_m1(),
+    saves Saves::INPUTS, vjp |cx, dy| multiply(dy, &conj(&exp(cx.input(0)?)?)?)?
+);
+
+unary_op!(
+    /// Natural logarithm. TF equivalent: `tf.math.log`. Gradient `dy / conj(x)`.
+    log, Log, "Log", [F32, F64, C64, C128], |v| v.ln(),
+    saves Saves::INPUTS, vjp |cx, dy| divide(dy, &conj(cx.input(0)?)?)?
+);
+
+unary_op!(
+    /// `log(1 + x)`. TF equivalent: `tf.math.log1p`. Gradient `dy / (1 + conj(x))`.
+    log1p, Log1p, "Log1p", [F32, F64], |v| v.ln_1p(),
+    saves Saves::INPUTS,
+    vjp |cx, dy| divide(dy, &add(&scalar_like(dy, 1.0), &conj(cx.input(0)?)?)?)?
+);
+
+unary_op!(
+    /// Sine. TF equivalent: `tf.math.sin`. Gradient `dy * conj(cos x)`.
+    sin, Sin, "Sin", [F32, F64, C64, C128], |v| v.sin(),
+    saves Saves::INPUTS, vjp |cx, dy| multiply(dy, &conj(&cos(cx.input(0)?)?)?)?
+);
+
+unary_op!(
+    /// Cosine. TF equivalent: `tf.math.cos`. Gradient `-dy * conj(sin x)`.
+    cos, Cos, "Cos", [F32, F64, C64, C128], |v| v.cos(),
+    saves Saves::INPUTS, vjp |cx, dy| neg(&multiply(dy, &conj(&sin(cx.input(0)?)?)?)?)?
+);
+
+unary_op!(
+    /// Tangent. TF equivalent: `tf.math.tan`. Gradient `dy / cos²x`.
+    tan, Tan, "Tan", [F32, F64, C64, C128], |v| v.tan(),
+    saves Saves::INPUTS,
+    vjp |cx, dy| {
+        let sec = reciprocal(&cos(cx.input(0)?)?)?;
+        multiply(dy, &conj(&square(&sec)?)?)?
+    }
+);
+
+unary_op!(
+    /// Arcsine. TF equivalent: `tf.math.asin`. Gradient `dy / √(1-x²)`.
+    asin, Asin, "Asin", [F32, F64], |v| v.asin(),
+    saves Saves::INPUTS,
+    vjp |cx, dy| {
+        let x = cx.input(0)?;
+        divide(dy, &sqrt(&subtract(&scalar_like(x, 1.0), &square(x)?)?)?)?
+    }
+);
+
+unary_op!(
+    /// Arccosine. TF equivalent: `tf.math.acos`. Gradient `-dy / √(1-x²)`.
+    acos, Acos, "Acos", [F32, F64], |v| v.acos(),
+    saves Saves::INPUTS,
+    vjp |cx, dy| {
+        let x = cx.input(0)?;
+        neg(&divide(dy, &sqrt(&subtract(&scalar_like(x, 1.0), &square(x)?)?)?)?)?
+    }
+);
+
+unary_op!(
+    /// Arctangent. TF equivalent: `tf.math.atan`. Gradient `dy / (1+x²)`.
+    atan, Atan, "Atan", [F32, F64], |v| v.atan(),
+    saves Saves::INPUTS,
+    vjp |cx, dy| {
+        let x = cx.input(0)?;
+        divide(dy, &add(&scalar_like(x, 1.0), &square(x)?)?)?
+    }
+);
+
+unary_op!(
+    /// Hyperbolic sine. TF equivalent: `tf.math.sinh`. Gradient `dy * conj(cosh x)`.
+    sinh, Sinh, "Sinh", [F32, F64, C64, C128], |v| v.sinh(),
+    saves Saves::INPUTS, vjp |cx, dy| multiply(dy, &conj(&cosh(cx.input(0)?)?)?)?
+);
+
+unary_op!(
+    /// Hyperbolic cosine. TF equivalent: `tf.math.cosh`. Gradient `dy * conj(sinh x)`.
+    cosh, Cosh, "Cosh", [F32, F64, C64, C128], |v| v.cosh(),
+    saves Saves::INPUTS, vjp |cx, dy| multiply(dy, &conj(&sinh(cx.input(0)?)?)?)?
+);
+
+unary_op!(
+    /// Hyperbolic tangent. TF equivalent: `tf.math.tanh`. Gradient `dy (1 - y²)`.
+    tanh, Tanh, "Tanh", [F32, F64, C64, C128], |v| v.tanh(),
+    saves Saves::OUTPUT,
+    vjp |cx, dy| {
+        let y = conj(cx.output(0)?)?;
+        multiply(dy, &subtract(&scalar_like(dy, 1.0), &multiply(&y, &y)?)?)?
+    }
+);
+
+unary_op!(
+    /// Logistic sigmoid. TF equivalent: `tf.math.sigmoid` / `tf.nn.sigmoid`.
+    /// Gradient `dy y (1 - y)`.
+    sigmoid, Sigmoid, "Sigmoid", [F32, F64], |v| {
+        // Stable on both tails: never exponentiates a large positive number.
+        if v >= 0.0 { 1.0 / (1.0 + (-v).exp()) } else { let e = v.exp(); e / (1.0 + e) }
+    },
+    saves Saves::OUTPUT,
+    vjp |cx, dy| {
+        let y = cx.output(0)?;
+        multiply(dy, &multiply(y, &subtract(&scalar_like(y, 1.0), y)?)?)?
+    }
+);
+
+unary_op!(
+    /// Error function. TF equivalent: `tf.math.erf`. Gradient `dy 2/√π e^(-x²)`.
+    erf, Erf, "Erf", [F32, F64], |v| ErfFn::erf(v),
+    saves Saves::INPUTS,
+    vjp |cx, dy| {
+        let x = cx.input(0)?;
+        let k = scalar_like(x, std::f64::consts::FRAC_2_SQRT_PI);
+        multiply(dy, &multiply(&k, &exp(&neg(&square(x)?)?)?)?)?
+    }
+);
+
+/// `erf` on both float widths through libm.
+trait ErfFn {
+    fn erf(self) -> Self;
+}
+impl ErfFn for f32 {
+    fn erf(self) -> f32 {
+        libm::erff(self)
+    }
+}
+impl ErfFn for f64 {
+    fn erf(self) -> f64 {
+        libm::erf(self)
+    }
+}
+
+unary_op!(
+    /// Rectified linear unit. TF equivalent: `tf.nn.relu`. Gradient `dy` where
+    /// `y > 0`, else 0 (so 0 at the kink, as TF).
+    relu, Relu, "Relu", [F32, F64, I32, I64], |v| if v > Default::default() { v } else { Default::default() },
+    saves Saves::OUTPUT,
+    vjp |cx, dy| {
+        let y = cx.output(0)?;
+        where_(&greater(y, &zeros_like(y))?, dy, &zeros_like(dy))?
+    }
+);
+
+unary_op!(
+    /// Exponential linear unit. TF equivalent: `tf.nn.elu`. Gradient `dy` where
+    /// `y > 0`, else `dy (y + 1)`.
+    elu, Elu, "Elu", [F32, F64], |v| if v > 0.0 { v } else { v.exp_m1() },
+    saves Saves::OUTPUT,
+    vjp |cx, dy| {
+        let y = cx.output(0)?;
+        let neg_branch = multiply(dy, &add(y, &scalar_like(y, 1.0))?)?;
+        where_(&greater(y, &zeros_like(y))?, dy, &neg_branch)?
+    }
+);
+
+unary_op!(
+    /// `log(1 + eˣ)`, computed stably. TF equivalent: `tf.math.softplus` /
+    /// `tf.nn.softplus`. Gradient `dy sigmoid(x)`.
+    softplus, Softplus, "Softplus", [F32, F64], |v| {
+        if v > 0.0 { v + (-v).exp().ln_1p() } else { v.exp().ln_1p() }
+    },
+    saves Saves::INPUTS, vjp |cx, dy| multiply(dy, &sigmoid(cx.input(0)?)?)?
+);
+
+unary_op!(
+    /// `x / (1 + |x|)`. TF equivalent: `tf.nn.softsign`. Gradient `dy / (1+|x|)²`.
+    softsign, Softsign, "Softsign", [F32, F64], |v| v / (1.0 + v.abs()),
+    saves Saves::INPUTS,
+    vjp |cx, dy| {
+        let x = cx.input(0)?;
+        divide(dy, &square(&add(&scalar_like(x, 1.0), &abs(x)?)?)?)?
+    }
+);
+
+/// Returns `x` under a new identity, recorded with gradient `dy`.
+/// TF equivalent: `tf.identity`.
+pub fn identity(x: &Tensor) -> Result<Tensor> {
+    unary_out(Identity, x, x.fresh())
+}
+struct Identity;
+impl Op for Identity {
+    fn name(&self) -> &'static str {
+        "Identity"
+    }
+    fn saves(&self) -> Saves {
+        Saves::NOTHING
+    }
+    fn vjp(&self, _cx: &VjpCx<'_>, dys: &[Tensor]) -> Result<Grads> {
+        Ok(grads![Some(dys[0].clone())])
+    }
+}
+
+/// Returns `x` under a new identity that no tape records: gradients stop here.
+/// TF equivalent: `tf.stop_gradient`.
+pub fn stop_gradient(x: &Tensor) -> Result<Tensor> {
+    Ok(x.fresh())
+}

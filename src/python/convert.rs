@@ -1,0 +1,215 @@
+//! Python values ⇄ tensors.
+//!
+//! Python floats become float32 and ints int32 (int64 when they do not fit), as in
+//! TF; numpy arrays keep their dtype; nested lists go through `numpy.asarray`. A
+//! dtype hint (the other operand's dtype) converts Python values and numpy arrays,
+//! never tensors.
+
+use ndarray::ArrayD;
+use num_complex::{Complex32, Complex64};
+use numpy::{PyArrayDyn, PyArrayMethods, PyUntypedArray, PyUntypedArrayMethods};
+use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyComplex, PyFloat, PyInt, PyList, PyTuple};
+
+use super::tensor::PyTensor;
+use super::variable::PyVariable;
+use crate::dtype::DType;
+use crate::ops;
+use crate::tensor::{Data, Tensor};
+
+/// The tensor of a `Tensor` or (read) `Variable`, or `None` for other objects.
+#[inline]
+pub(crate) fn as_tensor(ob: &Bound<'_, PyAny>) -> Option<Tensor> {
+    if let Ok(t) = ob.cast::<PyTensor>() {
+        return Some(t.get().t.clone());
+    }
+    if let Ok(v) = ob.cast::<PyVariable>() {
+        return Some(v.get().v.read());
+    }
+    None
+}
+
+/// Converts any tensor-like Python value; `hint` is the dtype to give Python values.
+pub(crate) fn to_tensor(ob: &Bound<'_, PyAny>, hint: Option<DType>) -> PyResult<Tensor> {
+    if let Some(t) = as_tensor(ob) {
+        return Ok(t);
+    }
+    convert_value(ob, hint)
+}
+
+fn scalar_of(dt: DType, v: f64) -> Tensor {
+    crate::tensor::full(&[], v, dt)
+}
+
+/// Converts a non-tensor Python value.
+pub(crate) fn convert_value(ob: &Bound<'_, PyAny>, hint: Option<DType>) -> PyResult<Tensor> {
+    if ob.is_instance_of::<PyBool>() {
+        let b: bool = ob.extract()?;
+        return Ok(match hint {
+            Some(d) if d != DType::Bool => scalar_of(d, b as u8 as f64),
+            _ => Tensor::scalar(b),
+        });
+    }
+    if ob.is_instance_of::<PyFloat>() {
+        let v: f64 = ob.extract()?;
+        return Ok(match hint {
+            Some(d) if d.is_integer() && v.fract() != 0.0 => {
+                return Err(PyTypeError::new_err(format!(
+                    "Cannot convert {v} to EagerTensor of dtype {}",
+                    d.name()
+                )))
+            }
+            Some(d) => scalar_of(d, v),
+            None => Tensor::scalar(v as f32),
+        });
+    }
+    if ob.is_instance_of::<PyInt>() {
+        let v: i64 = ob.extract().map_err(|_| {
+            PyTypeError::new_err("Can't convert Python int: it does not fit in int64")
+        })?;
+        return Ok(match hint {
+            Some(DType::I64) => Tensor::scalar(v),
+            Some(d) => scalar_of(d, v as f64),
+            None if v >= i32::MIN as i64 && v <= i32::MAX as i64 => Tensor::scalar(v as i32),
+            None => Tensor::scalar(v),
+        });
+    }
+    if ob.is_instance_of::<PyComplex>() {
+        let c: Complex64 = ob.extract()?;
+        return Ok(match hint {
+            Some(DType::C64) => Tensor::scalar(Complex32::new(c.re as f32, c.im as f32)),
+            _ => Tensor::scalar(c),
+        });
+    }
+    if let Ok(a) = ob.cast::<PyUntypedArray>() {
+        let t = from_numpy(a)?;
+        return Ok(match hint {
+            Some(d) if d != t.dtype() => ops::cast(&t, d)?,
+            _ => t,
+        });
+    }
+    if ob.is_instance_of::<PyList>() || ob.is_instance_of::<PyTuple>() || ob.hasattr("__array__")? {
+        let py = ob.py();
+        let np = py.import("numpy")?;
+        let arr = np.call_method1("asarray", (ob,))?;
+        let a = arr.cast::<PyUntypedArray>().map_err(|_| {
+            PyTypeError::new_err(format!(
+                "Cannot convert {} to a tensor",
+                ob.repr().map(|r| r.to_string()).unwrap_or_default()
+            ))
+        })?;
+        let t = from_numpy(a)?;
+        let is_py = ob.is_instance_of::<PyList>() || ob.is_instance_of::<PyTuple>();
+        let target = match (hint, t.dtype()) {
+            (Some(d), _) => d,
+            // Python lists follow TF's defaults, not numpy's.
+            (None, DType::F64) if is_py => DType::F32,
+            (None, DType::I64) if is_py => DType::I32,
+            (None, d) => d,
+        };
+        return Ok(if target != t.dtype() {
+            ops::cast(&t, target)?
+        } else {
+            t
+        });
+    }
+    Err(PyTypeError::new_err(format!(
+        "Cannot convert object of type {} to a gradtape Tensor",
+        ob.get_type().name()?
+    )))
+}
+
+macro_rules! from_np {
+    ($a:expr, $t:ty) => {
+        if let Ok(x) = $a.cast::<PyArrayDyn<$t>>() {
+            let arr: ArrayD<$t> = x.readonly().as_array().to_owned();
+            return Ok(Tensor::from_array(arr));
+        }
+    };
+}
+
+/// Copies a numpy array into a new tensor.
+pub(crate) fn from_numpy(a: &Bound<'_, PyUntypedArray>) -> PyResult<Tensor> {
+    from_np!(a, f32);
+    from_np!(a, f64);
+    from_np!(a, i32);
+    from_np!(a, i64);
+    from_np!(a, bool);
+    from_np!(a, Complex32);
+    from_np!(a, Complex64);
+    // Other numpy dtypes (float16, uint8, int16, ...): go through float64 or int64.
+    let kind: u8 = a
+        .dtype()
+        .getattr("kind")?
+        .extract::<String>()?
+        .bytes()
+        .next()
+        .unwrap_or(b'?');
+    let target = match kind {
+        b'f' => "float64",
+        b'i' | b'u' => "int64",
+        b'c' => "complex128",
+        b'b' => "bool",
+        _ => {
+            return Err(PyTypeError::new_err(format!(
+                "Cannot convert a numpy array of dtype {} to a gradtape Tensor",
+                a.dtype()
+            )))
+        }
+    };
+    let conv = a.call_method1("astype", (target,))?;
+    from_numpy(conv.cast::<PyUntypedArray>()?)
+}
+
+/// A numpy array holding a copy of the tensor's elements (0-d for scalars).
+pub(crate) fn to_numpy<'py>(py: Python<'py>, t: &Tensor) -> Bound<'py, PyAny> {
+    fn owned<T: Clone>(a: &ndarray::ArcArray<T, ndarray::IxDyn>) -> ArrayD<T> {
+        a.as_standard_layout().into_owned()
+    }
+    match t.data() {
+        Data::F32(a) => PyArrayDyn::from_owned_array(py, owned(a)).into_any(),
+        Data::F64(a) => PyArrayDyn::from_owned_array(py, owned(a)).into_any(),
+        Data::I32(a) => PyArrayDyn::from_owned_array(py, owned(a)).into_any(),
+        Data::I64(a) => PyArrayDyn::from_owned_array(py, owned(a)).into_any(),
+        Data::Bool(a) => PyArrayDyn::from_owned_array(py, owned(a)).into_any(),
+        Data::C64(a) => PyArrayDyn::from_owned_array(py, owned(a)).into_any(),
+        Data::C128(a) => PyArrayDyn::from_owned_array(py, owned(a)).into_any(),
+    }
+}
+
+/// Parses a dtype argument: a `gt.DType`, a string, or a numpy dtype/type.
+pub(crate) fn to_dtype(ob: &Bound<'_, PyAny>) -> PyResult<DType> {
+    if let Ok(d) = ob.cast::<super::tensor::PyDType>() {
+        return Ok(d.get().dt);
+    }
+    if let Ok(s) = ob.extract::<String>() {
+        return DType::from_name(&s)
+            .ok_or_else(|| PyTypeError::new_err(format!("Unknown dtype: {s:?}")));
+    }
+    // numpy dtypes and scalar types, and Python's float/int/bool/complex.
+    let py = ob.py();
+    if ob.is(py.get_type::<PyFloat>()) {
+        return Ok(DType::F32);
+    }
+    if ob.is(py.get_type::<PyBool>()) {
+        return Ok(DType::Bool);
+    }
+    if ob.is(py.get_type::<PyInt>()) {
+        return Ok(DType::I32);
+    }
+    if ob.is(py.get_type::<PyComplex>()) {
+        return Ok(DType::C128);
+    }
+    let np = py.import("numpy")?;
+    if let Ok(d) = np.call_method1("dtype", (ob,)) {
+        let name: String = d.getattr("name")?.extract()?;
+        if let Some(dt) = DType::from_name(&name) {
+            return Ok(dt);
+        }
+    }
+    Err(PyTypeError::new_err(format!(
+        "Cannot interpret {} as a dtype",
+        ob.repr()?
+    )))
+}

@@ -1,0 +1,58 @@
+//! Python bindings (cargo feature `python`): argument conversion, one engine call,
+//! result or error conversion. No math and no shape logic live here.
+
+mod convert;
+mod errors;
+mod index;
+mod ops;
+mod tape;
+mod tensor;
+mod variable;
+
+use pyo3::prelude::*;
+
+use crate::dtype::DType;
+use crate::error::Result;
+
+/// Element count above which an op runs with the GIL released.
+const DETACH_THRESHOLD: usize = 1 << 14;
+
+/// Runs `f`, releasing the GIL when the work (`n` elements) is worth it.
+#[inline]
+pub(crate) fn heavy<T: Send>(
+    py: Python<'_>,
+    n: usize,
+    f: impl FnOnce() -> Result<T> + Send,
+) -> PyResult<T> {
+    if n >= DETACH_THRESHOLD {
+        Ok(py.detach(f)?)
+    } else {
+        Ok(f()?)
+    }
+}
+
+#[pymodule]
+fn _gradtape(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    m.add_class::<tensor::PyTensor>()?;
+    m.add_class::<tensor::PyDType>()?;
+    m.add_class::<variable::PyVariable>()?;
+    m.add_class::<tape::PyTape>()?;
+    m.add(
+        "InvalidArgumentError",
+        py.get_type::<errors::InvalidArgumentError>(),
+    )?;
+    for dt in [
+        DType::F32,
+        DType::F64,
+        DType::I32,
+        DType::I64,
+        DType::Bool,
+        DType::C64,
+        DType::C128,
+    ] {
+        m.add(dt.name(), tensor::PyDType { dt })?;
+    }
+    ops::register(m)?;
+    Ok(())
+}

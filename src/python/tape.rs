@@ -1,0 +1,156 @@
+//! The native half of `gt.GradientTape`: watching, recording control, gradients.
+//! Nesting of arguments and results is handled by the Python class in `_tape.py`.
+
+use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
+
+use super::tensor::PyTensor;
+use super::variable::PyVariable;
+use crate::tape::{GradientTape, Source, UnconnectedGradients};
+use crate::tensor::Tensor;
+use crate::variable::Variable;
+
+#[pyclass(frozen, name = "_Tape", module = "gradtape")]
+pub struct PyTape {
+    tape: GradientTape,
+}
+
+enum Src {
+    T(Tensor),
+    V(Variable),
+}
+
+fn source(ob: &Bound<'_, PyAny>) -> PyResult<Src> {
+    if let Ok(t) = ob.cast::<PyTensor>() {
+        return Ok(Src::T(t.get().t.clone()));
+    }
+    if let Ok(v) = ob.cast::<PyVariable>() {
+        return Ok(Src::V(v.get().v.clone()));
+    }
+    Err(PyTypeError::new_err(format!(
+        "gradient sources must be Tensors or Variables, got {}",
+        ob.get_type().name()?
+    )))
+}
+
+fn target(ob: &Bound<'_, PyAny>) -> PyResult<Tensor> {
+    match source(ob) {
+        Ok(Src::T(t)) => Ok(t),
+        Ok(Src::V(v)) => Ok(v.handle()),
+        Err(_) => Err(PyTypeError::new_err(format!(
+            "gradient target must be a Tensor or Variable, got {}",
+            ob.get_type().name()?
+        ))),
+    }
+}
+
+#[pymethods]
+impl PyTape {
+    #[new]
+    #[pyo3(signature = (persistent=false, watch_accessed_variables=true))]
+    fn new(persistent: bool, watch_accessed_variables: bool) -> Self {
+        PyTape {
+            tape: GradientTape::with_options(persistent, watch_accessed_variables),
+        }
+    }
+    fn push(&self) {
+        self.tape.start();
+    }
+    fn pop(&self) -> bool {
+        self.tape.exit()
+    }
+    fn is_active(&self) -> bool {
+        self.tape.is_active()
+    }
+    /// Watches each element (Tensor or Variable); returns the number of
+    /// non-differentiable tensors among them (the caller warns).
+    fn watch(&self, xs: Vec<Bound<'_, PyAny>>) -> PyResult<usize> {
+        let mut skipped = 0;
+        for x in &xs {
+            match source(x) {
+                Ok(Src::T(t)) => {
+                    skipped += usize::from(!t.dtype().is_differentiable());
+                    self.tape.watch(&t)
+                }
+                Ok(Src::V(v)) => {
+                    skipped += usize::from(!v.dtype().is_differentiable());
+                    self.tape.watch_variable(&v)
+                }
+                Err(_) => {
+                    return Err(PyTypeError::new_err(format!(
+                        "Passed in object of type {}, not gt.Tensor or gt.Variable",
+                        x.get_type().name()?
+                    )))
+                }
+            }
+        }
+        Ok(skipped)
+    }
+    fn watched_variables(&self, py: Python<'_>) -> PyResult<Vec<Py<PyAny>>> {
+        self.tape
+            .watched_variables()
+            .iter()
+            .map(|v| PyVariable::object(py, v))
+            .collect()
+    }
+    fn pause(&self) -> PyResult<bool> {
+        Ok(self.tape.pause()?)
+    }
+    fn resume(&self, was: bool) {
+        self.tape.resume(was)
+    }
+    fn reset(&self) {
+        self.tape.reset()
+    }
+    #[getter]
+    fn persistent(&self) -> bool {
+        self.tape.is_persistent()
+    }
+    #[getter]
+    fn num_nodes(&self) -> usize {
+        self.tape.num_nodes()
+    }
+    /// Gradients of the sum of `targets` for each of `sources` (flat lists).
+    #[pyo3(signature = (targets, sources, output_gradients=None, zero=false))]
+    fn gradient(
+        &self,
+        py: Python<'_>,
+        targets: Vec<Bound<'_, PyAny>>,
+        sources: Vec<Bound<'_, PyAny>>,
+        output_gradients: Option<Vec<Option<Bound<'_, PyAny>>>>,
+        zero: bool,
+    ) -> PyResult<Vec<Option<PyTensor>>> {
+        let targets: Vec<Tensor> = targets.iter().map(target).collect::<PyResult<_>>()?;
+        let srcs: Vec<Src> = sources.iter().map(source).collect::<PyResult<_>>()?;
+        let og: Option<Vec<Option<Tensor>>> = match output_gradients {
+            None => None,
+            Some(v) => Some(
+                v.iter()
+                    .zip(&targets)
+                    .map(|(g, t)| {
+                        g.as_ref()
+                            .map(|g| super::convert::to_tensor(g, Some(t.dtype())))
+                            .transpose()
+                    })
+                    .collect::<PyResult<_>>()?,
+            ),
+        };
+        let unconnected = if zero {
+            UnconnectedGradients::Zero
+        } else {
+            UnconnectedGradients::None
+        };
+        let tape = &self.tape;
+        let r = py.detach(|| {
+            let src: Vec<Source<'_>> = srcs
+                .iter()
+                .map(|s| match s {
+                    Src::T(t) => Source::Tensor(t),
+                    Src::V(v) => Source::Variable(v),
+                })
+                .collect();
+            tape.gradient(&targets, &src, og.as_deref(), unconnected)
+        })?;
+        Ok(r.into_iter().map(|g| g.map(PyTensor::from)).collect())
+    }
+}

@@ -1,0 +1,334 @@
+//! `gt.Tensor`, `gt.DType`, and the operator methods shared with `gt.Variable`.
+
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyTuple, PyType};
+
+use super::convert::{as_tensor, convert_value, to_numpy};
+use super::heavy;
+use crate::dtype::DType;
+use crate::error::Result;
+use crate::ops;
+use crate::tensor::Tensor;
+
+/// A dtype. TF equivalent: `tf.dtypes.DType`.
+#[pyclass(
+    frozen,
+    eq,
+    hash,
+    skip_from_py_object,
+    name = "DType",
+    module = "gradtape"
+)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct PyDType {
+    pub dt: DType,
+}
+
+#[pymethods]
+impl PyDType {
+    #[getter]
+    fn name(&self) -> &'static str {
+        self.dt.name()
+    }
+    #[getter]
+    fn is_floating(&self) -> bool {
+        self.dt.is_floating()
+    }
+    #[getter]
+    fn is_complex(&self) -> bool {
+        self.dt.is_complex()
+    }
+    #[getter]
+    fn is_integer(&self) -> bool {
+        self.dt.is_integer()
+    }
+    #[getter]
+    fn is_bool(&self) -> bool {
+        self.dt.is_bool()
+    }
+    /// The real dtype of a complex one. TF equivalent: `DType.real_dtype`.
+    #[getter]
+    fn real_dtype(&self) -> PyDType {
+        PyDType {
+            dt: self.dt.real_dtype(),
+        }
+    }
+    /// The matching numpy dtype. TF equivalent: `DType.as_numpy_dtype`.
+    #[getter]
+    fn as_numpy_dtype<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        py.import("numpy")?.getattr(self.dt.name())
+    }
+    fn __repr__(&self) -> String {
+        format!("gt.{}", self.dt.name())
+    }
+    fn __str__(&self) -> String {
+        format!("<dtype: '{}'>", self.dt.name())
+    }
+}
+
+/// An immutable n-dimensional value. TF equivalent: `tf.Tensor` (eager).
+#[pyclass(frozen, name = "Tensor", module = "gradtape")]
+pub struct PyTensor {
+    pub t: Tensor,
+}
+
+impl From<Tensor> for PyTensor {
+    #[inline]
+    fn from(t: Tensor) -> Self {
+        PyTensor { t }
+    }
+}
+
+static SHAPE_CLASS: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+
+/// The `gt.TensorShape` (a tuple subclass) of a shape.
+pub(crate) fn shape_object<'py>(py: Python<'py>, shape: &[usize]) -> PyResult<Bound<'py, PyAny>> {
+    let tup = PyTuple::new(py, shape)?;
+    SHAPE_CLASS
+        .import(py, "gradtape._shape", "TensorShape")?
+        .call1((tup,))
+}
+
+/// `x op other` with `other` converted to `x`'s dtype when it is a Python value.
+#[inline]
+pub(crate) fn binary(
+    py: Python<'_>,
+    x: Tensor,
+    other: &Bound<'_, PyAny>,
+    f: fn(&Tensor, &Tensor) -> Result<Tensor>,
+    reflected: bool,
+) -> PyResult<PyTensor> {
+    let y = match as_tensor(other) {
+        Some(t) => t,
+        None => convert_value(other, Some(x.dtype()))?,
+    };
+    let n = x.size().max(y.size());
+    let r = if reflected {
+        heavy(py, n, || f(&y, &x))?
+    } else {
+        heavy(py, n, || f(&x, &y))?
+    };
+    Ok(r.into())
+}
+
+#[inline]
+pub(crate) fn unary(
+    py: Python<'_>,
+    x: Tensor,
+    f: fn(&Tensor) -> Result<Tensor>,
+) -> PyResult<PyTensor> {
+    let n = x.size();
+    Ok(heavy(py, n, || f(&x))?.into())
+}
+
+fn format_value(py: Python<'_>, t: &Tensor) -> PyResult<String> {
+    let a = to_numpy(py, t);
+    if t.ndim() == 0 {
+        Ok(a.call_method1("__getitem__", (PyTuple::empty(py),))?
+            .str()?
+            .to_string())
+    } else {
+        Ok(a.str()?.to_string())
+    }
+}
+
+fn shape_str(s: &[usize]) -> String {
+    match s.len() {
+        1 => format!("({},)", s[0]),
+        _ => format!(
+            "({})",
+            s.iter()
+                .map(|d| d.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+pub(crate) fn tensor_str(py: Python<'_>, t: &Tensor) -> PyResult<String> {
+    Ok(format!(
+        "gt.Tensor({}, shape={}, dtype={})",
+        format_value(py, t)?,
+        shape_str(t.shape()),
+        t.dtype()
+    ))
+}
+
+pub(crate) fn tensor_repr(py: Python<'_>, t: &Tensor) -> PyResult<String> {
+    let a = to_numpy(py, t);
+    let v = if t.ndim() == 0 {
+        format_value(py, t)?
+    } else {
+        a.repr()?.to_string()
+    };
+    Ok(format!(
+        "<gt.Tensor: shape={}, dtype={}, numpy={}>",
+        shape_str(t.shape()),
+        t.dtype(),
+        v
+    ))
+}
+
+/// `numpy()` of a tensor: a numpy scalar for rank 0 (as TF), else an array.
+pub(crate) fn numpy_of<'py>(py: Python<'py>, t: &Tensor) -> PyResult<Bound<'py, PyAny>> {
+    let a = to_numpy(py, t);
+    if t.ndim() == 0 {
+        a.call_method1("__getitem__", (PyTuple::empty(py),))
+    } else {
+        Ok(a)
+    }
+}
+
+pub(crate) fn scalar_of(t: &Tensor, what: &str) -> PyResult<f64> {
+    if t.size() != 1 {
+        return Err(PyTypeError::new_err(format!(
+            "only a tensor with one element can be converted to Python {what}, not shape {:?}",
+            t.shape()
+        )));
+    }
+    Ok(t.to_f64_scalar()?)
+}
+
+/// The Python methods a value with tensor semantics has: `gt.Tensor` and
+/// `gt.Variable` share them (`$get` turns `&self` into a `Tensor`).
+macro_rules! tensor_methods {
+    ($ty:ty, |$s:ident| $get:expr, { $($extra:tt)* }) => {
+        #[pymethods]
+        impl $ty {
+            $($extra)*
+
+            #[getter]
+            fn shape<'py>(&$s, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+                $crate::python::tensor::shape_object(py, $get.shape())
+            }
+            #[getter]
+            fn dtype(&$s) -> $crate::python::tensor::PyDType {
+                $crate::python::tensor::PyDType { dt: $get.dtype() }
+            }
+            #[getter]
+            fn ndim(&$s) -> usize {
+                $get.ndim()
+            }
+            /// The value as a numpy array (a numpy scalar for rank 0).
+            fn numpy<'py>(&$s, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+                $crate::python::tensor::numpy_of(py, &$get)
+            }
+            #[pyo3(signature = (dtype=None, copy=None))]
+            fn __array__<'py>(&$s, py: Python<'py>, dtype: Option<Bound<'py, PyAny>>, copy: Option<bool>) -> PyResult<Bound<'py, PyAny>> {
+                let _ = copy;
+                let a = $crate::python::convert::to_numpy(py, &$get);
+                match dtype {
+                    Some(d) => a.call_method1("astype", (d,)),
+                    None => Ok(a),
+                }
+            }
+            fn __len__(&$s) -> PyResult<usize> {
+                let t = $get;
+                t.shape().first().copied().ok_or_else(|| PyTypeError::new_err("Scalar tensor has no `len()`"))
+            }
+            fn __float__(&$s) -> PyResult<f64> {
+                $crate::python::tensor::scalar_of(&$get, "float")
+            }
+            fn __int__(&$s) -> PyResult<i64> {
+                Ok($crate::python::tensor::scalar_of(&$get, "int")? as i64)
+            }
+            fn __index__(&$s) -> PyResult<i64> {
+                let t = $get;
+                if !t.dtype().is_integer() {
+                    return Err(PyTypeError::new_err("only integer scalar tensors can be used as an index"));
+                }
+                Ok($crate::python::tensor::scalar_of(&t, "int")? as i64)
+            }
+            fn __bool__(&$s) -> PyResult<bool> {
+                let t = $get;
+                if t.size() != 1 {
+                    return Err(PyValueError::new_err(
+                        "The truth value of a tensor with more than one element is ambiguous. Use a.any() or a.all()",
+                    ));
+                }
+                Ok(t.to_f64_scalar()? != 0.0)
+            }
+            fn __getitem__(&$s, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+                Ok($crate::python::index::getitem(py, &$get, key)?.into())
+            }
+            fn __add__(&$s, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<PyTensor> { binary(py, $get, o, ops::add, false) }
+            fn __radd__(&$s, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<PyTensor> { binary(py, $get, o, ops::add, true) }
+            fn __sub__(&$s, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<PyTensor> { binary(py, $get, o, ops::subtract, false) }
+            fn __rsub__(&$s, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<PyTensor> { binary(py, $get, o, ops::subtract, true) }
+            fn __mul__(&$s, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<PyTensor> { binary(py, $get, o, ops::multiply, false) }
+            fn __rmul__(&$s, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<PyTensor> { binary(py, $get, o, ops::multiply, true) }
+            fn __truediv__(&$s, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<PyTensor> { binary(py, $get, o, ops::divide, false) }
+            fn __rtruediv__(&$s, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<PyTensor> { binary(py, $get, o, ops::divide, true) }
+            fn __floordiv__(&$s, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<PyTensor> { binary(py, $get, o, ops::floordiv, false) }
+            fn __rfloordiv__(&$s, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<PyTensor> { binary(py, $get, o, ops::floordiv, true) }
+            fn __mod__(&$s, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<PyTensor> { binary(py, $get, o, ops::floormod, false) }
+            fn __rmod__(&$s, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<PyTensor> { binary(py, $get, o, ops::floormod, true) }
+            fn __pow__(&$s, py: Python<'_>, o: &Bound<'_, PyAny>, modulo: &Bound<'_, PyAny>) -> PyResult<PyTensor> { let _ = modulo; binary(py, $get, o, ops::pow, false) }
+            fn __rpow__(&$s, py: Python<'_>, o: &Bound<'_, PyAny>, modulo: &Bound<'_, PyAny>) -> PyResult<PyTensor> { let _ = modulo; binary(py, $get, o, ops::pow, true) }
+            fn __matmul__(&$s, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<PyTensor> { binary(py, $get, o, ops::matmul, false) }
+            fn __rmatmul__(&$s, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<PyTensor> { binary(py, $get, o, ops::matmul, true) }
+            fn __lt__(&$s, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<PyTensor> { binary(py, $get, o, ops::less, false) }
+            fn __le__(&$s, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<PyTensor> { binary(py, $get, o, ops::less_equal, false) }
+            fn __gt__(&$s, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<PyTensor> { binary(py, $get, o, ops::greater, false) }
+            fn __ge__(&$s, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<PyTensor> { binary(py, $get, o, ops::greater_equal, false) }
+            fn __eq__(&$s, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+                // TF 2: elementwise equality; False for values that are not tensor-like.
+                match binary(py, $get, o, ops::equal, false) {
+                    Ok(t) => Ok(Py::new(py, t)?.into_any()),
+                    Err(_) => Ok(false.into_pyobject(py)?.to_owned().into_any().unbind()),
+                }
+            }
+            fn __ne__(&$s, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+                match binary(py, $get, o, ops::not_equal, false) {
+                    Ok(t) => Ok(Py::new(py, t)?.into_any()),
+                    Err(_) => Ok(true.into_pyobject(py)?.to_owned().into_any().unbind()),
+                }
+            }
+            fn __and__(&$s, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<PyTensor> { binary(py, $get, o, ops::logical_and, false) }
+            fn __rand__(&$s, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<PyTensor> { binary(py, $get, o, ops::logical_and, true) }
+            fn __or__(&$s, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<PyTensor> { binary(py, $get, o, ops::logical_or, false) }
+            fn __ror__(&$s, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<PyTensor> { binary(py, $get, o, ops::logical_or, true) }
+            fn __xor__(&$s, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<PyTensor> { binary(py, $get, o, ops::logical_xor, false) }
+            fn __invert__(&$s, py: Python<'_>) -> PyResult<PyTensor> { unary(py, $get, ops::logical_not) }
+            fn __neg__(&$s, py: Python<'_>) -> PyResult<PyTensor> { unary(py, $get, ops::neg) }
+            fn __pos__(&$s) -> PyTensor { PyTensor::from($get) }
+            fn __abs__(&$s, py: Python<'_>) -> PyResult<PyTensor> { unary(py, $get, ops::abs) }
+        }
+    };
+}
+pub(crate) use tensor_methods;
+
+tensor_methods!(PyTensor, |self| self.t.clone(), {
+    #[classattr]
+    #[allow(non_upper_case_globals)]
+    const __array_priority__: i32 = 100;
+
+    /// TF equivalent: `tf.Tensor.__hash__` — tensors are unhashable; use `.ref()`.
+    fn __hash__(&self) -> PyResult<isize> {
+        Err(PyTypeError::new_err(
+            "Tensor is unhashable. Instead, use tensor.ref() as the key.",
+        ))
+    }
+    fn __str__(&self, py: Python<'_>) -> PyResult<String> {
+        tensor_str(py, &self.t)
+    }
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        tensor_repr(py, &self.t)
+    }
+    /// A hashable reference to this tensor (TF's `Tensor.ref()`).
+    fn r#ref(slf: &Bound<'_, Self>) -> Py<PyAny> {
+        slf.clone().into_any().unbind()
+    }
+    /// Number of elements.
+    #[getter]
+    fn size(&self) -> usize {
+        self.t.size()
+    }
+    /// Identity of the tensor as seen by tapes (for debugging).
+    #[getter]
+    fn _id(&self) -> u64 {
+        self.t.id()
+    }
+});

@@ -1,0 +1,253 @@
+//! Gradient tapes: what is watched, what is recorded, and the public tape API.
+//!
+//! TF equivalent: `tf.GradientTape`. A tape records an op iff at least one input is
+//! watched by it; the op's outputs are then watched too. Tapes stack per thread
+//! ([`stack`]); several may be active at once, each with its own watched set.
+
+pub(crate) mod arena;
+mod backward;
+pub(crate) mod stack;
+
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use rustc_hash::FxHashMap;
+
+use crate::error::{Error, Result};
+use crate::tensor::{Tensor, TensorId};
+use crate::variable::Variable;
+use arena::{Entry, Node};
+
+pub(crate) use backward::unbroadcast;
+pub use backward::{Source, UnconnectedGradients};
+pub use stack::any_active;
+
+/// The mutable state of one tape.
+pub(crate) struct TapeInner {
+    pub(crate) persistent: bool,
+    pub(crate) watch_accessed: bool,
+    /// False inside `stop_recording`.
+    pub(crate) recording: bool,
+    /// A non-persistent tape that already computed its gradient.
+    pub(crate) released: bool,
+    pub(crate) nodes: Vec<Node>,
+    pub(crate) ids: FxHashMap<TensorId, Entry>,
+    pub(crate) watched_vars: Vec<Variable>,
+}
+
+impl TapeInner {
+    pub(crate) fn watch_id(&mut self, id: TensorId) {
+        self.ids.entry(id).or_insert(Entry::Watched);
+    }
+
+    pub(crate) fn watch_variable(&mut self, var: &Variable) {
+        if !var.dtype().is_differentiable() {
+            return;
+        }
+        if !self.ids.contains_key(&var.id()) {
+            self.ids.insert(var.id(), Entry::Watched);
+            self.watched_vars.push(var.clone());
+        }
+    }
+}
+
+/// Shared handle of a tape: the thread stacks and the owner point at the same cell.
+pub(crate) struct TapeCell {
+    inner: Mutex<TapeInner>,
+}
+
+impl TapeCell {
+    pub(crate) fn lock(&self) -> MutexGuard<'_, TapeInner> {
+        // A panic while holding the lock can only come from a bug; the state is
+        // still consistent (every mutation is a single push/insert), so recover it.
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// Records operations for automatic differentiation. TF equivalent: `tf.GradientTape`.
+///
+/// ```
+/// use gradtape::{ops, GradientTape, Tensor};
+/// let x = Tensor::scalar(3.0f32);
+/// let tape = GradientTape::new();
+/// let y = {
+///     let _rec = tape.enter();
+///     tape.watch(&x);
+///     ops::mul(&x, &x).unwrap()
+/// };
+/// let dy_dx = tape.gradient1(&y, &x).unwrap().unwrap();
+/// assert_eq!(dy_dx.to_vec::<f32>().unwrap(), vec![6.0]);
+/// ```
+#[derive(Clone)]
+pub struct GradientTape {
+    cell: Arc<TapeCell>,
+}
+
+/// Keeps a tape active on this thread until dropped (the `with` block of Python).
+pub struct Recording<'a> {
+    tape: &'a GradientTape,
+}
+
+impl Drop for Recording<'_> {
+    fn drop(&mut self) {
+        self.tape.exit();
+    }
+}
+
+/// Pauses a tape's recording until dropped. TF equivalent: `tape.stop_recording()`.
+pub struct Paused<'a> {
+    tape: &'a GradientTape,
+    was: bool,
+}
+
+impl Drop for Paused<'_> {
+    fn drop(&mut self) {
+        self.tape.resume(self.was);
+    }
+}
+
+impl Default for GradientTape {
+    fn default() -> Self {
+        GradientTape::new()
+    }
+}
+
+impl GradientTape {
+    /// A non-persistent tape that watches accessed trainable variables.
+    pub fn new() -> GradientTape {
+        GradientTape::with_options(false, true)
+    }
+
+    /// A persistent tape: `gradient` may be called any number of times.
+    pub fn persistent() -> GradientTape {
+        GradientTape::with_options(true, true)
+    }
+
+    /// TF's constructor arguments `persistent` and `watch_accessed_variables`.
+    pub fn with_options(persistent: bool, watch_accessed_variables: bool) -> GradientTape {
+        GradientTape {
+            cell: Arc::new(TapeCell {
+                inner: Mutex::new(TapeInner {
+                    persistent,
+                    watch_accessed: watch_accessed_variables,
+                    recording: true,
+                    released: false,
+                    nodes: Vec::new(),
+                    ids: FxHashMap::default(),
+                    watched_vars: Vec::new(),
+                }),
+            }),
+        }
+    }
+
+    pub fn is_persistent(&self) -> bool {
+        self.cell.lock().persistent
+    }
+
+    /// Makes the tape active on this thread until the guard drops.
+    pub fn enter(&self) -> Recording<'_> {
+        self.start();
+        Recording { tape: self }
+    }
+
+    /// Pushes the tape on this thread's stack (Python's `__enter__`).
+    pub fn start(&self) {
+        self.cell.lock().recording = true;
+        stack::push(self.cell.clone());
+    }
+
+    /// Removes the tape from this thread's stack (Python's `__exit__`). Returns
+    /// whether it was active.
+    pub fn exit(&self) -> bool {
+        stack::remove(&self.cell)
+    }
+
+    /// Whether the tape is on this thread's stack.
+    pub fn is_active(&self) -> bool {
+        stack::contains(&self.cell)
+    }
+
+    /// Watches a tensor: ops on it are recorded from now on. Integer and bool
+    /// tensors are not differentiable; watching one has no effect (the Python layer
+    /// warns, as TF does).
+    pub fn watch(&self, x: &Tensor) {
+        if x.dtype().is_differentiable() {
+            self.cell.lock().watch_id(x.id());
+        }
+    }
+
+    /// Watches a variable: reads of it are recorded from now on.
+    pub fn watch_variable(&self, v: &Variable) {
+        self.cell.lock().watch_variable(v);
+    }
+
+    /// The variables this tape watches, in order of construction.
+    pub fn watched_variables(&self) -> Vec<Variable> {
+        let mut v = self.cell.lock().watched_vars.clone();
+        v.sort_by_key(|x| x.id());
+        v
+    }
+
+    /// Pauses recording until the returned guard drops.
+    pub fn stop_recording(&self) -> Result<Paused<'_>> {
+        let was = self.pause()?;
+        Ok(Paused { tape: self, was })
+    }
+
+    /// Pauses recording; returns the previous state for [`GradientTape::resume`].
+    /// Fails when the tape is not active on this thread.
+    pub fn pause(&self) -> Result<bool> {
+        if !stack::contains(&self.cell) {
+            return Err(Error::Tape(
+                "Tape.stop_recording() can only be used while the tape is recording (inside its context)".into(),
+            ));
+        }
+        let mut t = self.cell.lock();
+        Ok(std::mem::replace(&mut t.recording, false))
+    }
+
+    /// Restores the recording state returned by [`GradientTape::pause`].
+    pub fn resume(&self, was: bool) {
+        self.cell.lock().recording = was;
+    }
+
+    /// Clears everything recorded and watched so far.
+    pub fn reset(&self) {
+        let mut t = self.cell.lock();
+        t.nodes = Vec::new();
+        t.ids = FxHashMap::default();
+        t.watched_vars.clear();
+        t.released = false;
+    }
+
+    /// Number of recorded nodes (for tests and memory accounting).
+    pub fn num_nodes(&self) -> usize {
+        self.cell.lock().nodes.len()
+    }
+
+    /// Gradient of the sum of `targets` with respect to each source.
+    /// TF equivalent: `tape.gradient(target, sources, output_gradients, unconnected_gradients)`.
+    pub fn gradient(
+        &self,
+        targets: &[Tensor],
+        sources: &[Source<'_>],
+        output_gradients: Option<&[Option<Tensor>]>,
+        unconnected: UnconnectedGradients,
+    ) -> Result<Vec<Option<Tensor>>> {
+        backward::gradient(self, targets, sources, output_gradients, unconnected)
+    }
+
+    /// Shorthand for one tensor target and one tensor source.
+    pub fn gradient1(&self, target: &Tensor, source: &Tensor) -> Result<Option<Tensor>> {
+        let mut g = self.gradient(
+            std::slice::from_ref(target),
+            &[Source::Tensor(source)],
+            None,
+            UnconnectedGradients::None,
+        )?;
+        Ok(g.pop().flatten())
+    }
+
+    pub(crate) fn cell(&self) -> &Arc<TapeCell> {
+        &self.cell
+    }
+}

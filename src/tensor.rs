@@ -1,0 +1,236 @@
+//! Immutable tensors: shared ndarray storage plus an identity the tapes track.
+//!
+//! A [`Tensor`] is cheap to clone (reference-counted storage). Every tensor made by an
+//! op gets a fresh [`TensorId`]; tapes know tensors only by id, so a tensor can be
+//! dropped by its owner while a tape still holds what a gradient needs of it.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use ndarray::{ArcArray, ArrayD, IxDyn};
+use num_complex::{Complex32, Complex64};
+
+use crate::dtype::{DType, Element};
+use crate::error::{Error, Result};
+
+/// Identity of a tensor or variable as seen by tapes.
+pub type TensorId = u64;
+
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+/// A fresh, process-unique id.
+pub(crate) fn fresh_id() -> TensorId {
+    NEXT_ID.fetch_add(1, Ordering::Relaxed)
+}
+
+/// Typed storage of a tensor.
+#[derive(Clone, Debug)]
+pub enum Data {
+    F32(ArcArray<f32, IxDyn>),
+    F64(ArcArray<f64, IxDyn>),
+    I32(ArcArray<i32, IxDyn>),
+    I64(ArcArray<i64, IxDyn>),
+    Bool(ArcArray<bool, IxDyn>),
+    C64(ArcArray<Complex32, IxDyn>),
+    C128(ArcArray<Complex64, IxDyn>),
+}
+
+impl Data {
+    pub fn dtype(&self) -> DType {
+        match self {
+            Data::F32(_) => DType::F32,
+            Data::F64(_) => DType::F64,
+            Data::I32(_) => DType::I32,
+            Data::I64(_) => DType::I64,
+            Data::Bool(_) => DType::Bool,
+            Data::C64(_) => DType::C64,
+            Data::C128(_) => DType::C128,
+        }
+    }
+    pub fn shape(&self) -> &[usize] {
+        dispatch!(self, a => a.shape())
+    }
+    pub fn len(&self) -> usize {
+        dispatch!(self, a => a.len())
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// An immutable n-dimensional value. TF equivalent: `tf.Tensor` (eager).
+#[derive(Clone, Debug)]
+pub struct Tensor {
+    id: TensorId,
+    data: Data,
+}
+
+impl Tensor {
+    /// Wraps storage as a new tensor with a fresh id.
+    pub fn new(data: Data) -> Tensor {
+        Tensor {
+            id: fresh_id(),
+            data,
+        }
+    }
+
+    /// A tensor with a given id: a variable used as a gradient target is its handle.
+    pub(crate) fn with_id(id: TensorId, data: Data) -> Tensor {
+        Tensor { id, data }
+    }
+
+    /// From an owned ndarray of any element type.
+    pub fn from_array<T: Element>(a: ArrayD<T>) -> Tensor {
+        Tensor::new(T::wrap(a.into_shared()))
+    }
+
+    /// From a flat vector in row-major order and a shape.
+    pub fn from_vec<T: Element>(v: Vec<T>, shape: &[usize]) -> Result<Tensor> {
+        let n: usize = shape.iter().product();
+        if n != v.len() {
+            return Err(Error::invalid(
+                "Const",
+                format!(
+                    "{} values cannot fill a tensor of shape {:?} ({} elements)",
+                    v.len(),
+                    shape,
+                    n
+                ),
+            ));
+        }
+        let a = ArrayD::from_shape_vec(IxDyn(shape), v).expect("length checked above");
+        Ok(Tensor::from_array(a))
+    }
+
+    /// A rank-0 tensor.
+    pub fn scalar<T: Element>(v: T) -> Tensor {
+        Tensor::from_array(ArrayD::from_elem(IxDyn(&[]), v))
+    }
+
+    pub fn id(&self) -> TensorId {
+        self.id
+    }
+    pub fn data(&self) -> &Data {
+        &self.data
+    }
+    pub fn into_data(self) -> Data {
+        self.data
+    }
+    pub fn dtype(&self) -> DType {
+        self.data.dtype()
+    }
+    pub fn shape(&self) -> &[usize] {
+        self.data.shape()
+    }
+    pub fn ndim(&self) -> usize {
+        self.shape().len()
+    }
+    /// Number of elements.
+    pub fn size(&self) -> usize {
+        self.data.len()
+    }
+
+    /// The typed array, if the dtype is `T`'s.
+    pub fn array<T: Element>(&self) -> Result<&ArcArray<T, IxDyn>> {
+        T::unwrap(&self.data).ok_or_else(|| {
+            Error::dtype(
+                "Tensor",
+                format!(
+                    "expected a {} tensor, got {}",
+                    T::DTYPE.name(),
+                    self.dtype().name()
+                ),
+            )
+        })
+    }
+
+    /// The elements in row-major order.
+    pub fn to_vec<T: Element>(&self) -> Result<Vec<T>> {
+        Ok(self.array::<T>()?.iter().copied().collect())
+    }
+
+    /// The single element of a tensor with one element, converted to `f64`
+    /// (complex: the real part; bool: 0/1).
+    pub fn to_f64_scalar(&self) -> Result<f64> {
+        if self.size() != 1 {
+            return Err(Error::invalid(
+                "Tensor",
+                format!(
+                    "only a tensor with one element converts to a scalar, not shape {:?}",
+                    self.shape()
+                ),
+            ));
+        }
+        Ok(match &self.data {
+            Data::F32(a) => *a.iter().next().unwrap() as f64,
+            Data::F64(a) => *a.iter().next().unwrap(),
+            Data::I32(a) => *a.iter().next().unwrap() as f64,
+            Data::I64(a) => *a.iter().next().unwrap() as f64,
+            Data::Bool(a) => *a.iter().next().unwrap() as u8 as f64,
+            Data::C64(a) => a.iter().next().unwrap().re as f64,
+            Data::C128(a) => a.iter().next().unwrap().re,
+        })
+    }
+
+    /// Same storage under a new id (what `identity` and variable reads return).
+    pub(crate) fn fresh(&self) -> Tensor {
+        Tensor::new(self.data.clone())
+    }
+
+    /// Same storage under a new id, recorded by no tape (`tf.constant(t)`).
+    pub fn fresh_public(&self) -> Tensor {
+        self.fresh()
+    }
+}
+
+/// Conversions of Rust values into tensors, for the `Tensor::from` sugar.
+impl From<f32> for Tensor {
+    fn from(v: f32) -> Tensor {
+        Tensor::scalar(v)
+    }
+}
+impl From<f64> for Tensor {
+    fn from(v: f64) -> Tensor {
+        Tensor::scalar(v)
+    }
+}
+impl From<Vec<f32>> for Tensor {
+    fn from(v: Vec<f32>) -> Tensor {
+        let n = v.len();
+        Tensor::from_vec(v, &[n]).expect("length matches")
+    }
+}
+impl From<Vec<f64>> for Tensor {
+    fn from(v: Vec<f64>) -> Tensor {
+        let n = v.len();
+        Tensor::from_vec(v, &[n]).expect("length matches")
+    }
+}
+
+/// A constant filled with `v` converted to `dtype`.
+pub fn full(shape: &[usize], v: f64, dtype: DType) -> Tensor {
+    let sh = IxDyn(shape);
+    let data = match dtype {
+        DType::F32 => Data::F32(ArcArray::from_elem(sh, v as f32)),
+        DType::F64 => Data::F64(ArcArray::from_elem(sh, v)),
+        DType::I32 => Data::I32(ArcArray::from_elem(sh, v as i32)),
+        DType::I64 => Data::I64(ArcArray::from_elem(sh, v as i64)),
+        DType::Bool => Data::Bool(ArcArray::from_elem(sh, v != 0.0)),
+        DType::C64 => Data::C64(ArcArray::from_elem(sh, Complex32::new(v as f32, 0.0))),
+        DType::C128 => Data::C128(ArcArray::from_elem(sh, Complex64::new(v, 0.0))),
+    };
+    Tensor::new(data)
+}
+
+impl std::fmt::Display for Tensor {
+    /// TF's eager repr: `tf.Tensor(6.0, shape=(), dtype=float32)` with `gt.`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let shape: Vec<String> = self.shape().iter().map(|d| d.to_string()).collect();
+        let shape = if shape.len() == 1 {
+            format!("({},)", shape[0])
+        } else {
+            format!("({})", shape.join(", "))
+        };
+        let body = dispatch!(&self.data, a => format!("{a}"));
+        write!(f, "Tensor({body}, shape={shape}, dtype={})", self.dtype())
+    }
+}

@@ -1,0 +1,175 @@
+//! Variables: shared mutable cells holding a tensor value.
+//!
+//! TF equivalent: `tf.Variable` (a resource variable). Reading a variable produces a
+//! tensor; tapes that watch the variable record the read, so gradients with respect
+//! to the variable are the sum over its reads. Assignment replaces the stored value
+//! (in place when nothing else shares it); values already read, or saved by a tape,
+//! are unaffected.
+
+use std::sync::{Arc, RwLock};
+
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::ops;
+use crate::tape::stack;
+use crate::tensor::{fresh_id, Tensor, TensorId};
+
+struct Inner {
+    id: TensorId,
+    /// The binding's handle on the object wrapping this variable (the Python
+    /// `gt.Variable`), so that `watched_variables` returns the user's objects.
+    host: std::sync::OnceLock<Box<dyn std::any::Any + Send + Sync>>,
+    name: String,
+    trainable: bool,
+    value: RwLock<Tensor>,
+}
+
+/// A mutable, shared tensor cell. Cloning shares the same variable.
+#[derive(Clone)]
+pub struct Variable {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Variable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "Variable({:?}, {})",
+            self.name(),
+            self.value_unrecorded()
+        )
+    }
+}
+
+impl Variable {
+    /// A new variable. `name` is stored as given plus `:0` (TF's eager naming:
+    /// `Variable(.., name="x0")` is named `x0:0`); names are not made unique.
+    pub fn new(initial: Tensor, trainable: bool, name: Option<&str>) -> Variable {
+        let name = format!("{}:0", name.unwrap_or("Variable"));
+        Variable {
+            inner: Arc::new(Inner {
+                id: fresh_id(),
+                host: std::sync::OnceLock::new(),
+                name,
+                trainable,
+                value: RwLock::new(initial.fresh()),
+            }),
+        }
+    }
+
+    pub fn id(&self) -> TensorId {
+        self.inner.id
+    }
+    pub fn name(&self) -> &str {
+        &self.inner.name
+    }
+    pub fn trainable(&self) -> bool {
+        self.inner.trainable
+    }
+    pub fn dtype(&self) -> DType {
+        self.value_unrecorded().dtype()
+    }
+    pub fn shape(&self) -> Vec<usize> {
+        self.value_unrecorded().shape().to_vec()
+    }
+
+    /// Attaches a host object (once); see [`Variable::host`].
+    pub fn set_host(&self, h: Box<dyn std::any::Any + Send + Sync>) {
+        let _ = self.inner.host.set(h);
+    }
+
+    /// The host object attached by a binding, if any.
+    pub fn host(&self) -> Option<&(dyn std::any::Any + Send + Sync)> {
+        self.inner.host.get().map(|b| b.as_ref())
+    }
+
+    /// The variable as a gradient target: a tensor carrying the variable's own id,
+    /// so `gradient(v, v)` is ones (TF differentiates the handle).
+    pub fn handle(&self) -> Tensor {
+        Tensor::with_id(self.id(), self.value_unrecorded().into_data())
+    }
+
+    fn lock_read(&self) -> std::sync::RwLockReadGuard<'_, Tensor> {
+        self.inner.value.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The current value without telling any tape (for printing and numpy export).
+    pub fn value_unrecorded(&self) -> Tensor {
+        self.lock_read().clone()
+    }
+
+    /// Reads the value as a new tensor. Active tapes see the read: trainable
+    /// variables are auto-watched (unless the tape says otherwise) and a tape that
+    /// watches this variable records the read. TF equivalent: `v.read_value()`.
+    pub fn read(&self) -> Tensor {
+        let t = self.lock_read().fresh();
+        if stack::any_active() {
+            stack::on_variable_read(self, &t);
+        }
+        t
+    }
+
+    fn check_like(&self, op: &'static str, v: &Tensor) -> Result<()> {
+        let cur = self.lock_read();
+        if cur.dtype() != v.dtype() {
+            return Err(Error::invalid(
+                op,
+                format!(
+                    "cannot assign a {} value to variable '{}' of dtype {}",
+                    v.dtype(),
+                    self.name(),
+                    cur.dtype()
+                ),
+            ));
+        }
+        if cur.shape() != v.shape() {
+            return Err(Error::invalid(
+                op,
+                format!(
+                    "Cannot assign value of shape {:?} to variable '{}' of shape {:?}",
+                    v.shape(),
+                    self.name(),
+                    cur.shape()
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Replaces the value (same shape and dtype). TF equivalent: `v.assign(value)`.
+    pub fn assign(&self, value: &Tensor) -> Result<()> {
+        self.check_like("AssignVariableOp", value)?;
+        *self.inner.value.write().unwrap_or_else(|e| e.into_inner()) = value.fresh();
+        Ok(())
+    }
+
+    /// `v += delta`. TF equivalent: `v.assign_add(delta)`. Not recorded by tapes.
+    pub fn assign_add(&self, delta: &Tensor) -> Result<()> {
+        self.update("AssignAddVariableOp", delta, ops::add)
+    }
+
+    /// `v -= delta`. TF equivalent: `v.assign_sub(delta)`. Not recorded by tapes.
+    pub fn assign_sub(&self, delta: &Tensor) -> Result<()> {
+        self.update("AssignSubVariableOp", delta, ops::subtract)
+    }
+
+    fn update(
+        &self,
+        op: &'static str,
+        delta: &Tensor,
+        f: fn(&Tensor, &Tensor) -> Result<Tensor>,
+    ) -> Result<()> {
+        let cur = self.value_unrecorded();
+        if cur.dtype() != delta.dtype() {
+            return Err(Error::dtype_mismatch(op, cur.dtype(), delta.dtype()));
+        }
+        let b = crate::broadcast::broadcast_shapes(op, cur.shape(), delta.shape())?;
+        if b != cur.shape() {
+            return Err(Error::shapes(op, cur.shape(), delta.shape()));
+        }
+        // Computed outside any tape: updates are not differentiable.
+        let new = stack::suspended(|| f(&cur, delta))?;
+        *self.inner.value.write().unwrap_or_else(|e| e.into_inner()) = new;
+        Ok(())
+    }
+}
