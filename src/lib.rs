@@ -38,6 +38,7 @@
 mod macros;
 
 pub mod broadcast;
+pub mod custom;
 pub mod dtype;
 pub mod error;
 pub mod kernels;
@@ -49,6 +50,7 @@ pub mod variable;
 #[cfg(feature = "python")]
 mod python;
 
+pub use custom::custom_gradient;
 pub use dtype::DType;
 pub use error::{Error, Result};
 pub use tape::{GradientTape, Source, UnconnectedGradients};

@@ -103,6 +103,7 @@ impl Variable {
     /// watches this variable records the read. TF equivalent: `v.read_value()`.
     pub fn read(&self) -> Tensor {
         let t = self.lock_read().fresh();
+        stack::note_read(self);
         if stack::any_active() {
             stack::on_variable_read(self, &t);
         }

@@ -18,6 +18,7 @@ from ._gradtape import (
 )
 from . import activations, dtypes, errors, initializers, linalg, math, nn, random
 from ._shape import TensorShape
+from ._custom_gradient import custom_gradient
 from ._tape import GradientTape, UnconnectedGradients
 from ._variable import Variable
 from . import layers, optimizers

@@ -1,6 +1,7 @@
 //! Python bindings (cargo feature `python`): argument conversion, one engine call,
 //! result or error conversion. No math and no shape logic live here.
 
+mod callback;
 mod convert;
 mod errors;
 mod index;
@@ -54,5 +55,6 @@ fn _gradtape(m: &Bound<'_, PyModule>) -> PyResult<()> {
         m.add(dt.name(), tensor::PyDType { dt })?;
     }
     ops::register(m)?;
+    callback::register(m)?;
     Ok(())
 }

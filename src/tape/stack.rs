@@ -165,3 +165,35 @@ pub fn suspended<R>(f: impl FnOnce() -> R) -> R {
     let _restore = Restore(STACK.with(|s| std::mem::take(&mut *s.borrow_mut())));
     f()
 }
+
+thread_local! {
+    /// Variables read while a [`collect_reads`] scope is open on this thread.
+    static READS: RefCell<Option<Vec<Variable>>> = const { RefCell::new(None) };
+}
+
+/// Notes a variable read for an enclosing [`collect_reads`] scope.
+#[inline]
+pub(crate) fn note_read(var: &Variable) {
+    READS.with(|r| {
+        if let Some(v) = r.borrow_mut().as_mut() {
+            if !v.iter().any(|x| x.id() == var.id()) {
+                v.push(var.clone());
+            }
+        }
+    })
+}
+
+/// Runs `f` and returns the variables it read, in order of first read (TF's
+/// `VariableWatcher`, used by custom gradients). Scopes nest: an outer scope also
+/// sees the inner scope's reads.
+pub fn collect_reads<R>(f: impl FnOnce() -> R) -> (R, Vec<Variable>) {
+    let outer = READS.with(|r| r.borrow_mut().replace(Vec::new()));
+    let out = f();
+    let mine = READS
+        .with(|r| std::mem::replace(&mut *r.borrow_mut(), outer))
+        .unwrap_or_default();
+    for v in &mine {
+        note_read(v);
+    }
+    (out, mine)
+}

@@ -1,0 +1,144 @@
+//! Custom gradients: a computation recorded as one node whose gradient is a
+//! user-supplied function.
+//!
+//! TF equivalent: `tf.custom_gradient`. The forward function runs with no tape
+//! recording; its outputs are recorded as one node whose inputs are the given
+//! tensors plus every variable the function read. The gradient function gets the
+//! output gradients and returns one gradient per input (then per variable); it is
+//! called with the tapes of the calling thread active, so if it uses engine ops it
+//! is itself differentiable (higher order works).
+//!
+//! ```
+//! use gradtape::{custom_gradient, ops, GradientTape, Tensor};
+//! // An identity whose gradient is clipped to norm 0.5 (the advanced guide's example).
+//! let v = Tensor::scalar(2.0f32);
+//! let tape = GradientTape::new();
+//! let y = {
+//!     let _r = tape.enter();
+//!     tape.watch(&v);
+//!     let vv = ops::mul(&v, &v).unwrap();
+//!     custom_gradient(&[&vv], |xs| Ok(vec![xs[0].clone()]), |_xs, dys, _vars| {
+//!         let n = ops::sqrt(&ops::reduce_sum(&ops::square(&dys[0])?, None, false)?)?;
+//!         let scale = ops::divide(&Tensor::scalar(0.5f32), &ops::maximum(&n, &Tensor::scalar(0.5f32))?)?;
+//!         Ok((vec![Some(ops::mul(&dys[0], &scale)?)], vec![]))
+//!     })
+//!     .unwrap()
+//!     .remove(0)
+//! };
+//! assert_eq!(tape.gradient1(&y, &v).unwrap().unwrap().to_vec::<f32>().unwrap(), vec![2.0]);
+//! ```
+
+use std::sync::Arc;
+
+use crate::error::{Error, Result};
+use crate::ops::{Grads, Op, Saves, VjpCx};
+use crate::tape::stack;
+use crate::tensor::Tensor;
+use crate::variable::Variable;
+
+/// Gradients a custom rule returns: one per input, then one per variable read.
+pub type CustomGrads = (Vec<Option<Tensor>>, Vec<Option<Tensor>>);
+
+/// A gradient function: `(inputs, output gradients, variables read) → gradients`.
+pub type GradFn =
+    dyn Fn(&[Tensor], &[Tensor], &[Variable]) -> Result<CustomGrads> + Send + Sync + 'static;
+
+struct Custom {
+    grad: Arc<GradFn>,
+    n_inputs: usize,
+    vars: Vec<Variable>,
+}
+
+impl Op for Custom {
+    fn name(&self) -> &'static str {
+        "IdentityN"
+    }
+    fn saves(&self) -> Saves {
+        Saves::INPUTS
+    }
+    fn vjp(&self, cx: &VjpCx<'_>, dys: &[Tensor]) -> Result<Grads> {
+        let xs: Vec<Tensor> = (0..self.n_inputs)
+            .map(|i| cx.input(i).cloned())
+            .collect::<Result<_>>()?;
+        let (gx, gv) = (self.grad)(&xs, dys, &self.vars)?;
+        if gx.len() != self.n_inputs {
+            return Err(Error::invalid(
+                "custom_gradient",
+                format!(
+                    "the gradient function returned {} gradients but the function has {} inputs",
+                    gx.len(),
+                    self.n_inputs
+                ),
+            ));
+        }
+        if gv.len() != self.vars.len() {
+            let names: Vec<&str> = self.vars.iter().map(|v| v.name()).collect();
+            return Err(Error::invalid(
+                "custom_gradient",
+                format!(
+                    "the gradient function returned {} variable gradients but the function read {} variables: {:?}",
+                    gv.len(),
+                    self.vars.len(),
+                    names
+                ),
+            ));
+        }
+        let mut out: Grads = Grads::new();
+        for (i, g) in gx.into_iter().chain(gv).enumerate() {
+            if let Some(g) = &g {
+                let want = cx.input_shape(i);
+                if g.shape() != want {
+                    return Err(Error::invalid(
+                        "custom_gradient",
+                        format!(
+                            "gradient {i} has shape {:?} but its input has shape {:?}",
+                            g.shape(),
+                            want
+                        ),
+                    ));
+                }
+            }
+            out.push(g);
+        }
+        Ok(out)
+    }
+}
+
+/// Runs `forward(inputs)` unrecorded and records its outputs as one node with the
+/// gradient `grad(inputs, dys, variables)`. Returns the outputs (new tensors).
+pub fn custom_gradient(
+    inputs: &[&Tensor],
+    forward: impl FnOnce(&[Tensor]) -> Result<Vec<Tensor>>,
+    grad: impl Fn(&[Tensor], &[Tensor], &[Variable]) -> Result<CustomGrads> + Send + Sync + 'static,
+) -> Result<Vec<Tensor>> {
+    let xs: Vec<Tensor> = inputs.iter().map(|t| (*t).clone()).collect();
+    let (outs, vars) = stack::collect_reads(|| stack::suspended(|| forward(&xs)));
+    record_custom(inputs, outs?, vars, Arc::new(grad))
+}
+
+/// Records precomputed `outputs` of a custom computation (the Python binding runs the
+/// forward function itself).
+pub fn record_custom(
+    inputs: &[&Tensor],
+    outputs: Vec<Tensor>,
+    vars: Vec<Variable>,
+    grad: Arc<GradFn>,
+) -> Result<Vec<Tensor>> {
+    // Reading the variables here (outside the forward pass) lets active tapes
+    // auto-watch them and record the reads, so gradients reach them.
+    let reads: Vec<Tensor> = vars.iter().map(|v| v.read()).collect();
+    let outs: Vec<Tensor> = outputs.iter().map(|t| t.fresh_public()).collect();
+    let mut all: Vec<&Tensor> = inputs.to_vec();
+    all.extend(reads.iter());
+    let out_refs: Vec<&Tensor> = outs.iter().collect();
+    stack::record(
+        Custom {
+            grad,
+            n_inputs: inputs.len(),
+            vars,
+        },
+        &all,
+        &out_refs,
+    );
+    Ok(outs)
+}

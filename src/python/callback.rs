@@ -1,0 +1,95 @@
+//! Python-defined gradients: a Python `grad_fn` becomes the rule of a tape node.
+//! The backward pass runs without the GIL; the rule retakes it only for the call,
+//! and a Python exception raised there crosses Rust unchanged (`Error::Python`).
+
+use std::sync::Arc;
+
+use pyo3::prelude::*;
+use pyo3::types::PyList;
+
+use super::convert::{as_tensor, to_tensor};
+use super::tensor::PyTensor;
+use super::variable::PyVariable;
+use crate::custom::{record_custom, CustomGrads};
+use crate::error::Error;
+use crate::tape::stack;
+use crate::tensor::Tensor;
+use crate::variable::Variable;
+
+/// Runs `f()` with no tape recording on this thread; returns `(result, variables read)`.
+#[pyfunction]
+fn _run_unrecorded(py: Python<'_>, f: Bound<'_, PyAny>) -> PyResult<(Py<PyAny>, Vec<Py<PyAny>>)> {
+    let (r, vars) = stack::collect_reads(|| stack::suspended(|| f.call0()));
+    let vars = vars
+        .iter()
+        .map(|v| PyVariable::object(py, v))
+        .collect::<PyResult<_>>()?;
+    Ok((r?.unbind(), vars))
+}
+
+fn grads_from(
+    py: Python<'_>,
+    ob: &Bound<'_, PyAny>,
+    like: &[Tensor],
+) -> PyResult<Vec<Option<Tensor>>> {
+    let _ = py;
+    let list = ob.cast::<PyList>()?;
+    list.iter()
+        .enumerate()
+        .map(|(i, g)| {
+            if g.is_none() {
+                Ok(None)
+            } else {
+                let hint = like.get(i).map(|t| t.dtype());
+                Ok(Some(match as_tensor(&g) {
+                    Some(t) => t,
+                    None => to_tensor(&g, hint)?,
+                }))
+            }
+        })
+        .collect()
+}
+
+/// Records `outputs` as one node over `inputs` + `variables` whose gradient is
+/// `callback(dys) -> (input_grads: list, variable_grads: list)`.
+#[pyfunction]
+fn _record_custom(
+    inputs: Vec<Bound<'_, PyAny>>,
+    outputs: Vec<Bound<'_, PyAny>>,
+    variables: Vec<Bound<'_, PyAny>>,
+    callback: Py<PyAny>,
+) -> PyResult<Vec<PyTensor>> {
+    let xs: Vec<Tensor> = inputs
+        .iter()
+        .map(|x| to_tensor(x, None))
+        .collect::<PyResult<_>>()?;
+    let ys: Vec<Tensor> = outputs
+        .iter()
+        .map(|y| to_tensor(y, None))
+        .collect::<PyResult<_>>()?;
+    let vars: Vec<Variable> = variables
+        .iter()
+        .map(|v| Ok(v.cast::<PyVariable>()?.get().v.clone()))
+        .collect::<PyResult<_>>()?;
+    let callback = Arc::new(callback);
+    let grad =
+        move |xs: &[Tensor], dys: &[Tensor], vars: &[Variable]| -> crate::Result<CustomGrads> {
+            Python::attach(|py| -> PyResult<CustomGrads> {
+                let dy_list = PyList::new(py, dys.iter().map(|d| PyTensor::from(d.clone())))?;
+                let r = callback.bind(py).call1((dy_list,))?;
+                let (gi, gv): (Bound<'_, PyAny>, Bound<'_, PyAny>) = r.extract()?;
+                let var_vals: Vec<Tensor> = vars.iter().map(|v| v.value_unrecorded()).collect();
+                Ok((grads_from(py, &gi, xs)?, grads_from(py, &gv, &var_vals)?))
+            })
+            .map_err(Error::Python)
+        };
+    let x_refs: Vec<&Tensor> = xs.iter().collect();
+    let outs = record_custom(&x_refs, ys, vars, Arc::new(grad))?;
+    Ok(outs.into_iter().map(PyTensor::from).collect())
+}
+
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(_run_unrecorded, m)?)?;
+    m.add_function(wrap_pyfunction!(_record_custom, m)?)?;
+    Ok(())
+}
