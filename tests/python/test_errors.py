@@ -297,3 +297,29 @@ def test_integer_overflow_wraps(fn, expected):
     r = fn()
     assert r.dtype == gt.int32
     assert int(r) == expected
+
+
+# --- impossible allocations -----------------------------------------------------------
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="engine bug: an allocation that cannot succeed (gt.range(0, 10**12): 8 TB) "
+    "aborts the process via Rust's handle_alloc_error instead of raising",
+)
+def test_huge_allocation_raises_instead_of_aborting():
+    import subprocess
+    import sys
+
+    code = (
+        "import gradtape as gt\n"
+        "try:\n"
+        "    gt.range(0, 10**12)\n"
+        "except (MemoryError, ValueError) as e:\n"
+        "    print('raised', type(e).__name__)\n"
+    )
+    r = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120
+    )
+    assert r.returncode == 0, r.stderr[-500:]
+    assert r.stdout.startswith("raised")
