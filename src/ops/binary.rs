@@ -139,12 +139,14 @@ pub fn floordiv(x: &Tensor, y: &Tensor) -> Result<Tensor> {
             if int_has_zero(y) {
                 return Err(Error::invalid("FloorDiv", "Integer division by zero"));
             }
-            arith!("FloorDiv", x, y, [I32, I64], |p, q| p.div_euclid(q)
-                - if (p.rem_euclid(q) != 0) && (q < 0) {
+            // Wrapping: MIN // -1 overflows; TF's integer math wraps (no panic).
+            arith!("FloorDiv", x, y, [I32, I64], |p, q| p
+                .wrapping_div_euclid(q)
+                .wrapping_sub(if (p.wrapping_rem_euclid(q) != 0) && (q < 0) {
                     1
                 } else {
                     0
-                })
+                }))
         }
         _ => arith!("FloorDiv", x, y, [F32, F64], |p, q| (p / q).floor()),
     };
@@ -160,7 +162,7 @@ pub fn floormod(x: &Tensor, y: &Tensor) -> Result<Tensor> {
                 return Err(Error::invalid("FloorMod", "Integer division by zero"));
             }
             arith!("FloorMod", x, y, [I32, I64], |p, q| {
-                let r = p % q;
+                let r = p.wrapping_rem(q); // MIN % -1 is 0, not a panic
                 if r != 0 && ((r < 0) != (q < 0)) {
                     r + q
                 } else {

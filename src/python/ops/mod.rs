@@ -101,8 +101,10 @@ pub(crate) fn shape_arg(ob: &Bound<'_, PyAny>) -> PyResult<Vec<i64>> {
 }
 
 /// A shape argument with no unknown (-1) entries.
+/// The number of elements is checked to fit in memory's address space (as TF's
+/// "Encountered overflow when multiplying"), so no allocation can overflow.
 pub(crate) fn dims_arg(ob: &Bound<'_, PyAny>) -> PyResult<Vec<usize>> {
-    shape_arg(ob)?
+    let dims = shape_arg(ob)?
         .into_iter()
         .map(|d| {
             usize::try_from(d).map_err(|_| {
@@ -111,7 +113,23 @@ pub(crate) fn dims_arg(ob: &Bound<'_, PyAny>) -> PyResult<Vec<usize>> {
                 ))
             })
         })
-        .collect()
+        .collect::<PyResult<Vec<usize>>>()?;
+    // 16 bytes: the largest element (complex128).
+    const MAX_ELEMENTS: usize = isize::MAX as usize / 16;
+    if !dims.contains(&0) {
+        let mut n: usize = 1;
+        for &d in &dims {
+            n = n
+                .checked_mul(d)
+                .filter(|&n| n <= MAX_ELEMENTS)
+                .ok_or_else(|| {
+                    crate::python::errors::InvalidArgumentError::new_err(format!(
+                        "Encountered overflow when multiplying the dimensions of shape {dims:?}"
+                    ))
+                })?;
+        }
+    }
+    Ok(dims)
 }
 
 /// Defines `#[pyfunction]`s `f(x, name=None)` over engine unary ops.

@@ -1,0 +1,140 @@
+"""``gt.Variable``: names, trainability, values, operators, numpy interop."""
+
+import numpy as np
+import pytest
+
+import gradtape as gt
+
+
+def test_names():
+    assert gt.Variable(3.0, name="x0").name == "x0:0"
+    assert gt.Variable(3.0).name == "Variable:0"
+    # not made unique, as in TF eager
+    assert gt.Variable(1.0, name="x0").name == "x0:0"
+    assert gt.Variable(1.0).name == "Variable:0"
+
+
+def test_trainable():
+    assert gt.Variable(1.0).trainable is True
+    assert gt.Variable(1.0, trainable=False).trainable is False
+
+
+def test_numpy_and_metadata():
+    v = gt.Variable([[1.0, 2.0], [3.0, 4.0]], name="m")
+    n = v.numpy()
+    assert isinstance(n, np.ndarray) and n.dtype == np.float32
+    assert n.tolist() == [[1.0, 2.0], [3.0, 4.0]]
+    assert v.shape == (2, 2) and v.dtype == gt.float32 and v.ndim == 2 and len(v) == 2
+    # numpy() is a copy: writing to it does not change the variable
+    n[0, 0] = 100.0
+    assert v.numpy()[0, 0] == 1.0
+
+
+def test_initial_value_is_copied():
+    a = np.array([1.0, 2.0], dtype=np.float32)
+    v = gt.Variable(a)
+    a[0] = 9.0
+    assert v.numpy().tolist() == [1.0, 2.0]
+
+
+@pytest.mark.parametrize(
+    "init, kw, dtype",
+    [
+        (1.0, {}, gt.float32),
+        (1, {}, gt.int32),
+        (1.0, {"dtype": gt.float64}, gt.float64),
+        (np.arange(3), {}, gt.int64),
+        (np.ones(2, dtype=np.float64), {}, gt.float64),
+        (gt.constant([1.0, 2.0]), {}, gt.float32),
+    ],
+)
+def test_dtypes(init, kw, dtype):
+    assert gt.Variable(init, **kw).dtype == dtype
+
+
+def test_np_asarray_and_scalar_conversions():
+    v = gt.Variable([1.0, 2.0])
+    a = np.asarray(v)
+    assert a.dtype == np.float32 and a.tolist() == [1.0, 2.0]
+    assert np.mean(v) == pytest.approx(1.5)
+    s = gt.Variable(3.0)
+    assert float(s) == 3.0 and int(s) == 3
+    assert np.asarray(s).shape == ()
+
+
+def _is_plain_tensor(r):
+    return isinstance(r, gt.Tensor) and not isinstance(r, gt.Variable)
+
+
+@pytest.mark.parametrize(
+    "fn, expected",
+    [
+        (lambda v: v + 1, [2.0, 3.0]),
+        (lambda v: 1 + v, [2.0, 3.0]),
+        (lambda v: v - 1, [0.0, 1.0]),
+        (lambda v: 1 - v, [0.0, -1.0]),
+        (lambda v: v * 2, [2.0, 4.0]),
+        (lambda v: 2 * v, [2.0, 4.0]),
+        (lambda v: v / 2, [0.5, 1.0]),
+        (lambda v: 2 / v, [2.0, 1.0]),
+        (lambda v: v**2, [1.0, 4.0]),
+        (lambda v: 2**v, [2.0, 4.0]),
+        (lambda v: -v, [-1.0, -2.0]),
+        (lambda v: abs(-v), [1.0, 2.0]),
+        (lambda v: v // 2, [0.0, 1.0]),
+        (lambda v: v % 2, [1.0, 0.0]),
+        (lambda v: v + v, [2.0, 4.0]),
+        (lambda v: v + np.array([1.0, 1.0], dtype=np.float32), [2.0, 3.0]),
+        (lambda v: v < 2, [True, False]),
+        (lambda v: v >= 2, [False, True]),
+        (lambda v: gt.exp(v * 0.0), [1.0, 1.0]),
+        (lambda v: v[1:], [2.0]),
+    ],
+)
+def test_operators_return_tensors(fn, expected):
+    v = gt.Variable([1.0, 2.0])
+    r = fn(v)
+    assert _is_plain_tensor(r)
+    assert r.numpy().tolist() == expected
+
+
+def test_matmul_operator():
+    m = gt.Variable([[1.0, 2.0], [3.0, 4.0]])
+    r = m @ m
+    assert _is_plain_tensor(r)
+    assert r.numpy().tolist() == [[7.0, 10.0], [15.0, 22.0]]
+
+
+def test_assign_returns_variable_with_new_value():
+    v = gt.Variable([1.0, 2.0])
+    r = v.assign([3.0, 4.0])
+    assert isinstance(r, gt.Variable) and r.numpy().tolist() == [3.0, 4.0]
+    r = v.assign_add([1.0, 1.0])
+    assert r.numpy().tolist() == [4.0, 5.0]
+    r = v.assign_sub([4.0, 4.0])
+    assert r.numpy().tolist() == [0.0, 1.0]
+    assert v.numpy().tolist() == [0.0, 1.0]
+
+
+def test_tensor_made_from_variable_does_not_follow_it():
+    v = gt.Variable([1.0, 2.0])
+    t = v + 0.0
+    c = gt.convert_to_tensor(v)
+    v.assign([5.0, 6.0])
+    assert t.numpy().tolist() == [1.0, 2.0]
+    assert c.numpy().tolist() == [1.0, 2.0]
+    assert gt.convert_to_tensor(v).numpy().tolist() == [5.0, 6.0]
+
+
+def test_repr():
+    v = gt.Variable(3.0, name="x0")
+    r = repr(v)
+    assert "'x0:0'" in r and "shape=()" in r and "dtype=float32" in r and "3.0" in r
+
+
+def test_ref_is_hashable_and_identity_based():
+    a = gt.Variable(1.0)
+    b = gt.Variable(1.0)
+    d = {a.ref(): "a", b.ref(): "b"}
+    assert d[a.ref()] == "a" and d[b.ref()] == "b"
+    assert a.ref().deref() is a
