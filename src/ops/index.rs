@@ -218,3 +218,297 @@ impl Op for SliceScatter {
         Ok(grads![Some(out)])
     }
 }
+
+/// The values of an integer index tensor, as `i64`.
+fn index_values(op: &'static str, indices: &Tensor) -> Result<Vec<i64>> {
+    match indices.data() {
+        crate::tensor::Data::I32(a) => Ok(a.iter().map(|&v| v as i64).collect()),
+        crate::tensor::Data::I64(a) => Ok(a.iter().copied().collect()),
+        d => Err(Error::dtype(
+            op,
+            format!("indices must be int32 or int64, got {}", d.dtype().name()),
+        )),
+    }
+}
+
+/// Slices of `params` along `axis` at `indices`. TF equivalent: `tf.gather`
+/// (`axis=None` means 0; only `batch_dims=0`). Gradient: `dy` scatter-added into
+/// zeros of `params`' shape (repeated indices accumulate).
+pub fn gather(
+    params: &Tensor,
+    indices: &Tensor,
+    axis: Option<isize>,
+    batch_dims: isize,
+) -> Result<Tensor> {
+    if batch_dims != 0 {
+        return Err(Error::invalid(
+            "GatherV2",
+            format!("batch_dims={batch_dims} is not supported (only batch_dims=0)"),
+        ));
+    }
+    if params.ndim() == 0 {
+        return Err(Error::invalid(
+            "GatherV2",
+            "params must be at least 1 dimensional",
+        ));
+    }
+    let ax = crate::broadcast::norm_axis("GatherV2", axis.unwrap_or(0), params.ndim())?;
+    let idx = index_values("GatherV2", indices)?;
+    let shape = params.shape();
+    let n = shape[ax];
+    let maps_idx = idx
+        .iter()
+        .enumerate()
+        .map(|(k, &v)| {
+            if v < 0 || v as usize >= n {
+                Err(Error::invalid(
+                    "GatherV2",
+                    format!("indices[{k}] = {v} is not in [0, {n})"),
+                ))
+            } else {
+                Ok(Some(v as usize))
+            }
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let outer: usize = shape[..ax].iter().product();
+    let inner: usize = shape[ax + 1..].iter().product();
+    let p3 = crate::ops::reshape(params, &[outer, n, inner])?;
+    let maps = vec![
+        (0..outer).map(Some).collect(),
+        maps_idx,
+        (0..inner).map(Some).collect(),
+    ];
+    let g = crate::ops::remap(&p3, maps, None, ("GatherV2", "UnsortedSegmentSum"))?;
+    let out_shape: Vec<usize> = shape[..ax]
+        .iter()
+        .chain(indices.shape())
+        .chain(&shape[ax + 1..])
+        .copied()
+        .collect();
+    crate::ops::reshape(&g, &out_shape)
+}
+
+/// Gathers slices of `params` addressed by the last axis of `indices`.
+/// TF equivalent: `tf.gather_nd`. Gradient: scatter-add into zeros (`ScatterNd`).
+pub fn gather_nd(params: &Tensor, indices: &Tensor) -> Result<Tensor> {
+    let idx = index_values("GatherNd", indices)?;
+    if indices.ndim() == 0 {
+        return Err(Error::invalid(
+            "GatherNd",
+            "indices must be at least a vector",
+        ));
+    }
+    let k = *indices.shape().last().expect("rank >= 1");
+    let shape = params.shape();
+    if k > shape.len() {
+        return Err(Error::invalid(
+            "GatherNd",
+            format!(
+                "index innermost dimension length must be <= params rank; saw: {k} vs. {}",
+                shape.len()
+            ),
+        ));
+    }
+    let rows: usize = shape[..k].iter().product();
+    let inner: usize = shape[k..].iter().product();
+    let mut maps_rows = Vec::with_capacity(idx.len() / k.max(1));
+    let lead: usize = indices.shape()[..indices.ndim() - 1].iter().product();
+    let count = if k == 0 { lead } else { idx.len() / k };
+    for r in 0..count {
+        let tuple = if k == 0 {
+            &[][..]
+        } else {
+            &idx[r * k..(r + 1) * k]
+        };
+        let mut flat = 0usize;
+        for (j, &v) in tuple.iter().enumerate() {
+            if v < 0 || v as usize >= shape[j] {
+                return Err(Error::invalid(
+                    "GatherNd",
+                    format!("indices[{r}] = {tuple:?} does not index into param shape {shape:?}"),
+                ));
+            }
+            flat = flat * shape[j] + v as usize;
+        }
+        maps_rows.push(Some(flat));
+    }
+    let p2 = crate::ops::reshape(params, &[rows, inner])?;
+    let maps = vec![maps_rows, (0..inner).map(Some).collect()];
+    let g = crate::ops::remap(&p2, maps, None, ("GatherNd", "ScatterNd"))?;
+    let out_shape: Vec<usize> = indices.shape()[..indices.ndim() - 1]
+        .iter()
+        .chain(&shape[k..])
+        .copied()
+        .collect();
+    crate::ops::reshape(&g, &out_shape)
+}
+
+/// One-hot encoding: a new axis of length `depth` at `axis` (-1: last) holding
+/// `on_value` at each index and `off_value` elsewhere (out-of-range indices give a
+/// row of `off_value`). TF equivalent: `tf.one_hot`. Not differentiable.
+pub fn one_hot(
+    indices: &Tensor,
+    depth: usize,
+    on_value: f64,
+    off_value: f64,
+    axis: isize,
+    dtype: crate::dtype::DType,
+) -> Result<Tensor> {
+    let idx = index_values("OneHot", indices)?;
+    let nd = indices.ndim();
+    if axis < -1 || axis > nd as isize {
+        return Err(Error::invalid(
+            "OneHot",
+            format!("Expected axis to be -1 or between [0, {nd}).  But received: {axis}"),
+        ));
+    }
+    let ax = if axis == -1 { nd } else { axis as usize };
+    let shape = indices.shape();
+    let outer: usize = shape[..ax].iter().product();
+    let inner: usize = shape[ax..].iter().product();
+    let mut v = vec![off_value; outer * depth * inner];
+    for o in 0..outer {
+        for i in 0..inner {
+            let k = idx[o * inner + i];
+            if k >= 0 && (k as usize) < depth {
+                v[(o * depth + k as usize) * inner + i] = on_value;
+            }
+        }
+    }
+    let mut out_shape = shape.to_vec();
+    out_shape.insert(ax, depth);
+    let t = Tensor::from_vec(v, &out_shape)?;
+    crate::tape::stack::suspended(|| crate::ops::cast(&t, dtype))
+}
+
+/// The elements (or slices along `axis`) of `tensor` where `mask` is true.
+/// TF equivalent: `tf.boolean_mask`. Gradient: through a gather.
+pub fn boolean_mask(tensor: &Tensor, mask: &Tensor, axis: isize) -> Result<Tensor> {
+    let m = match mask.data() {
+        crate::tensor::Data::Bool(a) => a,
+        d => {
+            return Err(Error::dtype(
+                "BooleanMask",
+                format!("mask must be a bool tensor, got {}", d.dtype().name()),
+            ))
+        }
+    };
+    let k = mask.ndim();
+    if k == 0 {
+        return Err(Error::invalid("BooleanMask", "mask cannot be scalar."));
+    }
+    let nd = tensor.ndim();
+    let ax = if axis < 0 { axis + nd as isize } else { axis };
+    if ax < 0 || ax as usize + k > nd {
+        return Err(Error::invalid(
+            "BooleanMask",
+            format!("mask of rank {k} at axis {axis} does not fit a tensor of rank {nd}"),
+        ));
+    }
+    let ax = ax as usize;
+    let shape = tensor.shape();
+    if &shape[ax..ax + k] != mask.shape() {
+        return Err(Error::invalid(
+            "BooleanMask",
+            format!(
+                "Shapes {:?} and {:?} are incompatible",
+                &shape[ax..ax + k],
+                mask.shape()
+            ),
+        ));
+    }
+    let mut flat_shape = shape[..ax].to_vec();
+    flat_shape.push(mask.size());
+    flat_shape.extend_from_slice(&shape[ax + k..]);
+    let flat = crate::ops::reshape(tensor, &flat_shape)?;
+    let pos: Vec<i64> = m
+        .iter()
+        .enumerate()
+        .filter(|(_, &b)| b)
+        .map(|(i, _)| i as i64)
+        .collect();
+    let n = pos.len();
+    let idx = Tensor::from_vec(pos, &[n])?;
+    gather(&flat, &idx, Some(ax as isize), 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ops::testutil::{close, grad, t64, ti, vals};
+
+    #[test]
+    fn gather_selects_and_scatter_adds_the_gradient() {
+        let p = t64(&[1., 2., 3., 4., 5., 6.], &[3, 2]);
+        let g = gather(&p, &ti(&[2, 0, 2], &[3]), None, 0).unwrap();
+        assert_eq!(g.shape(), &[3, 2]);
+        close(&vals(&g), &[5., 6., 1., 2., 5., 6.]);
+        close(
+            &grad(&p, None, |x| {
+                gather(x, &ti(&[2, 0, 2], &[3]), None, 0).unwrap()
+            }),
+            &[1., 1., 0., 0., 2., 2.],
+        );
+        let h = gather(&p, &ti(&[1, 0], &[1, 2]), Some(1), 0).unwrap();
+        assert_eq!(h.shape(), &[3, 1, 2]);
+        close(&vals(&h), &[2., 1., 4., 3., 6., 5.]);
+        assert!(matches!(
+            gather(&p, &ti(&[3], &[1]), None, 0),
+            Err(Error::InvalidArgument { .. })
+        ));
+        assert!(gather(&p, &ti(&[-1], &[1]), None, 0).is_err());
+        assert!(gather(&p, &ti(&[0], &[1]), None, 1).is_err());
+        assert!(gather(&p, &t64(&[0.], &[1]), None, 0).is_err());
+    }
+
+    #[test]
+    fn gather_nd_by_full_and_partial_index() {
+        let p = t64(&[1., 2., 3., 4.], &[2, 2]);
+        let a = gather_nd(&p, &ti(&[1, 0, 0, 1], &[2, 2])).unwrap();
+        close(&vals(&a), &[3., 2.]);
+        let b = gather_nd(&p, &ti(&[1], &[1, 1])).unwrap();
+        assert_eq!(b.shape(), &[1, 2]);
+        close(&vals(&b), &[3., 4.]);
+        let w = t64(&[10., 20.], &[2]);
+        close(
+            &grad(&p, Some(&w), |x| {
+                gather_nd(x, &ti(&[1, 0, 0, 1], &[2, 2])).unwrap()
+            }),
+            &[0., 20., 10., 0.],
+        );
+        assert!(gather_nd(&p, &ti(&[2, 0], &[1, 2])).is_err());
+        assert!(gather_nd(&p, &ti(&[0, 0, 0], &[1, 3])).is_err());
+    }
+
+    #[test]
+    fn one_hot_positions_and_axis() {
+        let i = ti(&[0, 2, -1], &[3]);
+        let o = one_hot(&i, 3, 1.0, 0.0, -1, crate::DType::F32).unwrap();
+        assert_eq!(o.shape(), &[3, 3]);
+        assert_eq!(o.dtype(), crate::DType::F32);
+        close(&vals(&o), &[1., 0., 0., 0., 0., 1., 0., 0., 0.]);
+        let o0 = one_hot(&ti(&[0, 2], &[2]), 3, 5.0, -1.0, 0, crate::DType::F64).unwrap();
+        assert_eq!(o0.shape(), &[3, 2]);
+        close(&vals(&o0), &[5., -1., -1., -1., -1., 5.]);
+        assert!(one_hot(&i, 3, 1.0, 0.0, 3, crate::DType::F32).is_err());
+    }
+
+    #[test]
+    fn boolean_mask_keeps_true_rows() {
+        let mask = Tensor::from_vec(vec![false, true, true], &[3]).unwrap();
+        let x = t64(&[1., 2., 3., 4., 5., 6.], &[3, 2]);
+        let m = boolean_mask(&x, &mask, 0).unwrap();
+        assert_eq!(m.shape(), &[2, 2]);
+        close(&vals(&m), &[3., 4., 5., 6.]);
+        close(
+            &grad(&x, None, |x| boolean_mask(x, &mask, 0).unwrap()),
+            &[0., 0., 1., 1., 1., 1.],
+        );
+        let m2 = Tensor::from_vec(vec![true, false, false, true, true, false], &[3, 2]).unwrap();
+        close(&vals(&boolean_mask(&x, &m2, 0).unwrap()), &[1., 4., 5.]);
+        let col = Tensor::from_vec(vec![false, true], &[2]).unwrap();
+        close(&vals(&boolean_mask(&x, &col, 1).unwrap()), &[2., 4., 6.]);
+        assert!(boolean_mask(&x, &col, 0).is_err());
+        assert!(boolean_mask(&x, &Tensor::scalar(true), 0).is_err());
+    }
+}

@@ -20,6 +20,7 @@ mod create;
 mod index;
 mod linalg;
 mod logic;
+mod nn;
 mod nondiff;
 mod reduce;
 mod shape;
@@ -31,6 +32,7 @@ pub use create::*;
 pub use index::*;
 pub use linalg::*;
 pub use logic::*;
+pub use nn::*;
 pub use nondiff::*;
 pub use reduce::*;
 pub use shape::*;
@@ -189,4 +191,66 @@ pub(crate) fn unary_out<O: Op>(op: O, x: &Tensor, out: Tensor) -> Result<Tensor>
 pub(crate) fn binary_out<O: Op>(op: O, x: &Tensor, y: &Tensor, out: Tensor) -> Result<Tensor> {
     record(op, &[x, y], &[&out]);
     Ok(out)
+}
+
+/// Helpers for the ops' unit tests.
+#[cfg(test)]
+pub(crate) mod testutil {
+    use crate::tensor::Tensor;
+    use crate::GradientTape;
+
+    /// A float64 tensor of `shape` from `v`.
+    pub fn t64(v: &[f64], shape: &[usize]) -> Tensor {
+        Tensor::from_vec(v.to_vec(), shape).unwrap()
+    }
+    /// An int32 tensor.
+    pub fn ti(v: &[i32], shape: &[usize]) -> Tensor {
+        Tensor::from_vec(v.to_vec(), shape).unwrap()
+    }
+    /// Elements as f64 (any real dtype).
+    pub fn vals(t: &Tensor) -> Vec<f64> {
+        let t = crate::ops::cast(t, crate::DType::F64).unwrap();
+        t.to_vec::<f64>().unwrap()
+    }
+    /// Asserts elementwise closeness.
+    pub fn close(a: &[f64], b: &[f64]) {
+        assert_eq!(a.len(), b.len(), "{a:?} vs {b:?}");
+        for (p, q) in a.iter().zip(b) {
+            assert!((p - q).abs() <= 1e-9 * (1.0 + q.abs()), "{a:?} vs {b:?}");
+        }
+    }
+    /// Gradient of `sum(f(x) * w)` with respect to `x` (`w` = ones when `None`).
+    pub fn grad(x: &Tensor, w: Option<&Tensor>, f: impl Fn(&Tensor) -> Tensor) -> Vec<f64> {
+        let g = GradientTape::new();
+        let y = {
+            let _r = g.enter();
+            g.watch(x);
+            let y = f(x);
+            match w {
+                Some(w) => {
+                    crate::ops::reduce_sum(&crate::ops::multiply(&y, w).unwrap(), None, false)
+                        .unwrap()
+                }
+                None => crate::ops::reduce_sum(&y, None, false).unwrap(),
+            }
+        };
+        vals(&g.gradient1(&y, x).unwrap().expect("connected"))
+    }
+    /// Second derivative (elementwise sum) of `sum(f(x))` via nested tapes.
+    pub fn grad2(x: &Tensor, f: impl Fn(&Tensor) -> Tensor) -> Vec<f64> {
+        let outer = GradientTape::new();
+        let g1 = {
+            let _o = outer.enter();
+            outer.watch(x);
+            let inner = GradientTape::new();
+            let y = {
+                let _r = inner.enter();
+                inner.watch(x);
+                crate::ops::reduce_sum(&f(x), None, false).unwrap()
+            };
+            let g = inner.gradient1(&y, x).unwrap().unwrap();
+            crate::ops::reduce_sum(&g, None, false).unwrap()
+        };
+        vals(&outer.gradient1(&g1, x).unwrap().expect("connected"))
+    }
 }

@@ -383,3 +383,93 @@ impl Op for Cumprod {
         Ok(grads![Some(divide(&s, &crate::ops::conj(x)?)?)])
     }
 }
+
+fn arg_extreme(
+    op: &'static str,
+    x: &Tensor,
+    axis: Option<isize>,
+    dtype: DType,
+    max: bool,
+) -> Result<Tensor> {
+    let ax = norm_axis(op, axis.unwrap_or(0), x.ndim())?;
+    if x.shape()[ax] == 0 {
+        return Err(Error::invalid(
+            op,
+            format!("Reduction axis {ax} is empty in shape {:?}", x.shape()),
+        ));
+    }
+    if !matches!(dtype, DType::I32 | DType::I64) {
+        return Err(Error::dtype(
+            op,
+            format!("output_type must be int32 or int64, got {}", dtype.name()),
+        ));
+    }
+    macro_rules! pick {
+        ($a:expr) => {{
+            // First position of the extreme; plain comparisons, so a NaN is never
+            // preferred over an earlier element (Eigen's reducer, which TF uses).
+            let v: Vec<i64> = $a
+                .lanes(ndarray::Axis(ax))
+                .into_iter()
+                .map(|lane| {
+                    let mut best = 0usize;
+                    for (i, &q) in lane.iter().enumerate() {
+                        let p = lane[best];
+                        if (max && q > p) || (!max && q < p) {
+                            best = i;
+                        }
+                    }
+                    best as i64
+                })
+                .collect();
+            v
+        }};
+    }
+    let v = match x.data() {
+        crate::tensor::Data::F32(a) => pick!(a),
+        crate::tensor::Data::F64(a) => pick!(a),
+        crate::tensor::Data::I32(a) => pick!(a),
+        crate::tensor::Data::I64(a) => pick!(a),
+        d => return Err(Error::unsupported(op, d.dtype())),
+    };
+    let mut shape = x.shape().to_vec();
+    shape.remove(ax);
+    let t = Tensor::from_vec(v, &shape)?;
+    if dtype == DType::I64 {
+        Ok(t)
+    } else {
+        crate::tape::stack::suspended(|| cast(&t, dtype))
+    }
+}
+
+/// Index of the largest value along `axis` (`None`: 0). TF equivalent:
+/// `tf.math.argmax`. Not differentiable.
+pub fn argmax(x: &Tensor, axis: Option<isize>, output_type: DType) -> Result<Tensor> {
+    arg_extreme("ArgMax", x, axis, output_type, true)
+}
+
+/// Index of the smallest value along `axis` (`None`: 0). TF equivalent:
+/// `tf.math.argmin`. Not differentiable.
+pub fn argmin(x: &Tensor, axis: Option<isize>, output_type: DType) -> Result<Tensor> {
+    arg_extreme("ArgMin", x, axis, output_type, false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ops::testutil::t64;
+
+    #[test]
+    fn argmax_and_argmin_take_the_first_extreme() {
+        let x = t64(&[1., 5., 3., 7., 2., 7.], &[2, 3]);
+        let a0 = argmax(&x, None, DType::I64).unwrap();
+        assert_eq!(a0.to_vec::<i64>().unwrap(), vec![1, 0, 1]);
+        let a1 = argmax(&x, Some(-1), DType::I32).unwrap();
+        assert_eq!(a1.to_vec::<i32>().unwrap(), vec![1, 0]);
+        let m1 = argmin(&x, Some(1), DType::I64).unwrap();
+        assert_eq!(m1.to_vec::<i64>().unwrap(), vec![0, 1]);
+        assert!(argmax(&x, Some(2), DType::I64).is_err());
+        assert!(argmax(&x, None, DType::F32).is_err());
+        assert!(argmax(&Tensor::scalar(1.0f32), None, DType::I64).is_err());
+    }
+}

@@ -330,3 +330,151 @@ impl Op for Identity {
 pub fn stop_gradient(x: &Tensor) -> Result<Tensor> {
     Ok(x.fresh())
 }
+
+macro_rules! rounding {
+    ($(#[$doc:meta])* $fname:ident, $tf:literal, |$v:ident| $kernel:expr) => {
+        $(#[$doc])*
+        pub fn $fname(x: &Tensor) -> Result<Tensor> {
+            if x.dtype().is_integer() {
+                return Ok(x.fresh());
+            }
+            // Not recorded: TF registers no gradient for this op (see `nondiff.rs`).
+            Ok(Tensor::new(map_dtypes!($tf, x.data(), [F32, F64], a => map(a, |$v| $kernel))))
+        }
+    };
+}
+
+rounding!(
+    /// Rounds half to even ("banker's rounding"). TF equivalent: `tf.math.round`.
+    /// Gradient: None.
+    round, "Round", |v| v.round_ties_even()
+);
+rounding!(
+    /// Largest integer not greater than `x`. TF equivalent: `tf.math.floor`.
+    /// Gradient: None.
+    floor, "Floor", |v| v.floor()
+);
+rounding!(
+    /// Smallest integer not less than `x`. TF equivalent: `tf.math.ceil`.
+    /// Gradient: None.
+    ceil, "Ceil", |v| v.ceil()
+);
+
+/// Clamps `t` to `[clip_value_min, clip_value_max]`. TF equivalent:
+/// `tf.clip_by_value`, composed as TF does (`maximum(minimum(t, hi), lo)`), so the
+/// gradient goes to `t` where `lo <= t <= hi` and to the bound that clipped elsewhere.
+pub fn clip_by_value(
+    t: &Tensor,
+    clip_value_min: &Tensor,
+    clip_value_max: &Tensor,
+) -> Result<Tensor> {
+    let out = crate::ops::maximum(&crate::ops::minimum(t, clip_value_max)?, clip_value_min)?;
+    if out.shape() != t.shape() {
+        return Err(crate::error::Error::invalid(
+            "ClipByValue",
+            format!(
+                "clip bounds must broadcast to the shape of t {:?}, got {:?}",
+                t.shape(),
+                out.shape()
+            ),
+        ));
+    }
+    Ok(out)
+}
+
+/// Rescales `t` so that its L2 norm over `axes` (all by default) is at most
+/// `clip_norm`. TF equivalent: `tf.clip_by_norm`, with TF's formula
+/// `t * clip_norm / maximum(l2norm, clip_norm)` and its safe norm at zero.
+pub fn clip_by_norm(t: &Tensor, clip_norm: &Tensor, axes: Option<&[isize]>) -> Result<Tensor> {
+    use crate::ops::{maximum, ones_like, reduce_sum};
+    let l2sum = reduce_sum(&multiply(t, t)?, axes, true)?;
+    let pred = greater(&l2sum, &zeros_like(&l2sum))?;
+    let l2sum_safe = where_(&pred, &l2sum, &ones_like(&l2sum))?;
+    let l2norm = where_(&pred, &sqrt(&l2sum_safe)?, &l2sum)?;
+    let scaled = multiply(t, clip_norm)?;
+    let out = divide(&scaled, &maximum(&l2norm, clip_norm)?)?;
+    if out.shape() != t.shape() {
+        return Err(crate::error::Error::invalid(
+            "ClipByNorm",
+            format!(
+                "clip_norm must be a scalar, got shape {:?}",
+                clip_norm.shape()
+            ),
+        ));
+    }
+    identity(&out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ops::testutil::{close, grad, t64, vals};
+    use crate::GradientTape;
+
+    #[test]
+    fn round_is_bankers_and_floor_ceil_have_no_gradient() {
+        let x = t64(&[0.5, 1.5, 2.5, -0.5, -1.5, 2.4, -2.6], &[7]);
+        close(&vals(&round(&x).unwrap()), &[0., 2., 2., 0., -2., 2., -3.]);
+        close(&vals(&floor(&x).unwrap()), &[0., 1., 2., -1., -2., 2., -3.]);
+        close(&vals(&ceil(&x).unwrap()), &[1., 2., 3., 0., -1., 3., -2.]);
+        for f in [round, floor, ceil] {
+            let g = GradientTape::new();
+            let y = {
+                let _r = g.enter();
+                g.watch(&x);
+                f(&x).unwrap()
+            };
+            assert!(g.gradient1(&y, &x).unwrap().is_none());
+        }
+    }
+
+    #[test]
+    fn clip_by_value_routes_the_gradient_like_tf() {
+        let x = t64(&[-2., 0., 0.5, 1., 3.], &[5]);
+        let lo = Tensor::scalar(0.0f64);
+        let hi = Tensor::scalar(1.0f64);
+        close(
+            &vals(&clip_by_value(&x, &lo, &hi).unwrap()),
+            &[0., 0., 0.5, 1., 1.],
+        );
+        close(
+            &grad(&x, None, |x| clip_by_value(x, &lo, &hi).unwrap()),
+            &[0., 1., 1., 1., 0.],
+        );
+        close(
+            &grad(&lo, None, |l| clip_by_value(&x, l, &hi).unwrap()),
+            &[1.],
+        );
+        close(
+            &grad(&hi, None, |h| clip_by_value(&x, &lo, h).unwrap()),
+            &[1.],
+        );
+        assert!(clip_by_value(&x, &t64(&[0., 1.], &[2]), &hi).is_err());
+    }
+
+    #[test]
+    fn clip_by_norm_rescales_only_long_vectors() {
+        let t = t64(&[3., 4.], &[2]);
+        let two = Tensor::scalar(2.0f64);
+        close(&vals(&clip_by_norm(&t, &two, None).unwrap()), &[1.2, 1.6]);
+        close(
+            &vals(&clip_by_norm(&t, &Tensor::scalar(10.0f64), None).unwrap()),
+            &[3., 4.],
+        );
+        close(
+            &grad(&t, None, |t| clip_by_norm(t, &two, None).unwrap()),
+            &[0.064, -0.048],
+        );
+        let z = t64(&[0., 0.], &[2]);
+        close(&vals(&clip_by_norm(&z, &two, None).unwrap()), &[0., 0.]);
+        close(
+            &grad(&z, None, |t| clip_by_norm(t, &two, None).unwrap()),
+            &[1., 1.],
+        );
+        let m = t64(&[3., 4., 0.3, 0.4], &[2, 2]);
+        close(
+            &vals(&clip_by_norm(&m, &Tensor::scalar(1.0f64), Some(&[1])).unwrap()),
+            &[0.6, 0.8, 0.3, 0.4],
+        );
+    }
+}
