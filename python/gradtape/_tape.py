@@ -124,6 +124,93 @@ class GradientTape:
         self._tape.reset()
         self._used = False
 
+    def _check_usable(self):
+        if self._used and not self._persistent:
+            raise RuntimeError(
+                "A non-persistent GradientTape can only be used to compute one set "
+                "of gradients (or jacobians)"
+            )
+        if self._recording and not self._persistent:
+            # TF: computing gradients inside the context of a non-persistent tape
+            # stops its recording.
+            self._pop()
+
+    def jacobian(
+        self,
+        target,
+        sources,
+        unconnected_gradients=UnconnectedGradients.NONE,
+        parallel_iterations=None,
+        experimental_use_pfor=True,
+    ):
+        """Jacobian of ``target`` (one tensor) with respect to ``sources`` (a tensor,
+        variable or nested structure): per source, shape ``target.shape +
+        source.shape``. TF equivalent: ``tf.GradientTape.jacobian``.
+
+        All rows travel through one vectorized backward sweep (in chunks of at most
+        ``parallel_iterations`` rows); ``experimental_use_pfor=False`` sweeps row by
+        row and gives the same numbers.
+
+        >>> import gradtape as gt
+        >>> x = gt.constant([1.0, 2.0])
+        >>> with gt.GradientTape() as t:
+        ...     t.watch(x)
+        ...     y = x * x
+        >>> t.jacobian(y, x).numpy().tolist()
+        [[2.0, 0.0], [0.0, 4.0]]
+        """
+        self._check_usable()
+        if not isinstance(target, (_Tensor, _Variable)):
+            raise TypeError(f"jacobian target must be a single Tensor, got {type(target).__name__}")
+        flat_sources = _nest.flatten(sources)
+        self._check_sources(flat_sources)
+        self._used = True
+        flat = self._tape.jacobian(
+            target, flat_sources, _is_zero(unconnected_gradients), parallel_iterations,
+            bool(experimental_use_pfor),
+        )
+        return _nest.pack_sequence_as(sources, flat)
+
+    def batch_jacobian(
+        self,
+        target,
+        source,
+        unconnected_gradients=UnconnectedGradients.NONE,
+        parallel_iterations=None,
+        experimental_use_pfor=True,
+    ):
+        """Per-example Jacobians: for ``target`` of shape ``(batch, ...)`` and
+        ``source`` of shape ``(batch, ...)``, a tensor of shape ``(batch,) +
+        target.shape[1:] + source.shape[1:]``, computed without the full Jacobian
+        (it assumes ``target[i]`` does not depend on ``source[j]`` for ``i != j``).
+        TF equivalent: ``tf.GradientTape.batch_jacobian``.
+
+        >>> import gradtape as gt
+        >>> x = gt.constant([[1.0, 2.0], [3.0, 4.0]])
+        >>> with gt.GradientTape() as t:
+        ...     t.watch(x)
+        ...     y = x * x
+        >>> t.batch_jacobian(y, x).numpy().tolist()
+        [[[2.0, 0.0], [0.0, 4.0]], [[6.0, 0.0], [0.0, 8.0]]]
+        """
+        self._check_usable()
+        if not isinstance(target, (_Tensor, _Variable)):
+            raise TypeError(f"batch_jacobian target must be a single Tensor, got {type(target).__name__}")
+        self._check_sources([source])
+        self._used = True
+        return self._tape.batch_jacobian(
+            target, source, _is_zero(unconnected_gradients), parallel_iterations,
+            bool(experimental_use_pfor),
+        )
+
+    @staticmethod
+    def _check_sources(flat_sources):
+        for s in flat_sources:
+            if not isinstance(s, (_Tensor, _Variable)):
+                raise TypeError(
+                    f"gradient sources must be Tensors or Variables, got {type(s).__name__}"
+                )
+
     def gradient(
         self,
         target,
@@ -135,23 +222,11 @@ class GradientTape:
         with respect to ``sources`` (a tensor, variable or nested structure), returned
         in the structure of ``sources``. TF equivalent: ``tf.GradientTape.gradient``.
         """
-        if self._used and not self._persistent:
-            raise RuntimeError(
-                "A non-persistent GradientTape can only be used to compute one set "
-                "of gradients (or jacobians)"
-            )
-        if self._recording and not self._persistent:
-            # TF: calling gradient inside the context of a non-persistent tape
-            # stops its recording.
-            self._pop()
+        self._check_usable()
         zero = _is_zero(unconnected_gradients)
         flat_targets = _nest.flatten(target)
         flat_sources = _nest.flatten(sources)
-        for s in flat_sources:
-            if not isinstance(s, (_Tensor, _Variable)):
-                raise TypeError(
-                    f"gradient sources must be Tensors or Variables, got {type(s).__name__}"
-                )
+        self._check_sources(flat_sources)
         if output_gradients is not None:
             og = _nest.flatten(output_gradients)
             if len(og) != len(flat_targets):

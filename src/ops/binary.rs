@@ -26,6 +26,9 @@ pub fn add(x: &Tensor, y: &Tensor) -> Result<Tensor> {
 }
 struct Add;
 impl Op for Add {
+    fn batched(&self) -> bool {
+        true
+    }
     fn name(&self) -> &'static str {
         "AddV2"
     }
@@ -48,6 +51,9 @@ pub fn subtract(x: &Tensor, y: &Tensor) -> Result<Tensor> {
 }
 struct Sub;
 impl Op for Sub {
+    fn batched(&self) -> bool {
+        true
+    }
     fn name(&self) -> &'static str {
         "Sub"
     }
@@ -76,6 +82,9 @@ pub fn mul(x: &Tensor, y: &Tensor) -> Result<Tensor> {
 }
 struct Mul;
 impl Op for Mul {
+    fn batched(&self) -> bool {
+        true
+    }
     fn name(&self) -> &'static str {
         "Mul"
     }
@@ -110,6 +119,9 @@ pub fn truediv(x: &Tensor, y: &Tensor) -> Result<Tensor> {
 }
 struct Div;
 impl Op for Div {
+    fn batched(&self) -> bool {
+        true
+    }
     fn name(&self) -> &'static str {
         "RealDiv"
     }
@@ -187,6 +199,9 @@ pub fn mod_(x: &Tensor, y: &Tensor) -> Result<Tensor> {
 }
 struct FloorMod;
 impl Op for FloorMod {
+    fn batched(&self) -> bool {
+        true
+    }
     fn name(&self) -> &'static str {
         "FloorMod"
     }
@@ -235,6 +250,9 @@ pub fn pow(x: &Tensor, y: &Tensor) -> Result<Tensor> {
 }
 struct Pow;
 impl Op for Pow {
+    fn batched(&self) -> bool {
+        true
+    }
     fn name(&self) -> &'static str {
         "Pow"
     }
@@ -300,6 +318,9 @@ struct MinMax {
     max: bool,
 }
 impl Op for MinMax {
+    fn batched(&self) -> bool {
+        true
+    }
     fn name(&self) -> &'static str {
         if self.max {
             "Maximum"
@@ -344,6 +365,9 @@ pub fn atan2(y: &Tensor, x: &Tensor) -> Result<Tensor> {
 }
 struct Atan2;
 impl Op for Atan2 {
+    fn batched(&self) -> bool {
+        true
+    }
     fn name(&self) -> &'static str {
         "Atan2"
     }

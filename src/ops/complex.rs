@@ -32,6 +32,9 @@ pub fn complex(real: &Tensor, imag: &Tensor) -> Result<Tensor> {
 }
 struct MakeComplex;
 impl Op for MakeComplex {
+    fn batched(&self) -> bool {
+        true
+    }
     fn name(&self) -> &'static str {
         "Complex"
     }
@@ -54,6 +57,9 @@ pub fn real(x: &Tensor) -> Result<Tensor> {
 }
 struct Real;
 impl Op for Real {
+    fn batched(&self) -> bool {
+        true
+    }
     fn name(&self) -> &'static str {
         "Real"
     }
@@ -76,6 +82,9 @@ pub fn imag(x: &Tensor) -> Result<Tensor> {
 }
 struct Imag;
 impl Op for Imag {
+    fn batched(&self) -> bool {
+        true
+    }
     fn name(&self) -> &'static str {
         "Imag"
     }
@@ -101,6 +110,9 @@ pub fn complex_abs(x: &Tensor) -> Result<Tensor> {
 }
 struct ComplexAbs;
 impl Op for ComplexAbs {
+    fn batched(&self) -> bool {
+        true
+    }
     fn name(&self) -> &'static str {
         "ComplexAbs"
     }

@@ -234,6 +234,9 @@ pub fn cast(x: &Tensor, dtype: DType) -> Result<Tensor> {
 }
 struct Cast;
 impl Op for Cast {
+    fn batched(&self) -> bool {
+        true
+    }
     fn name(&self) -> &'static str {
         "Cast"
     }

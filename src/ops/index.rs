@@ -166,12 +166,13 @@ impl Op for StridedSlice {
     fn saves(&self) -> Saves {
         Saves::NOTHING
     }
+    fn batched(&self) -> bool {
+        true
+    }
     fn vjp(&self, cx: &VjpCx<'_>, dys: &[Tensor]) -> Result<Grads> {
-        Ok(grads![Some(slice_scatter(
-            &dys[0],
-            cx.input_shape(0),
-            &self.elems
-        )?)])
+        let shape = cx.batched(&dys[0], cx.input_shape(0));
+        let elems = with_batch(&self.elems, cx.batch());
+        Ok(grads![Some(slice_scatter(&dys[0], &shape, &elems)?)])
     }
 }
 
@@ -205,18 +206,28 @@ impl Op for SliceScatter {
     fn saves(&self) -> Saves {
         Saves::NOTHING
     }
-    fn vjp(&self, _cx: &VjpCx<'_>, dys: &[Tensor]) -> Result<Grads> {
-        let si = info(&self.elems);
+    fn batched(&self) -> bool {
+        true
+    }
+    fn vjp(&self, cx: &VjpCx<'_>, dys: &[Tensor]) -> Result<Grads> {
+        let elems = with_batch(&self.elems, cx.batch());
+        let si = info(&elems);
         let out = Tensor::new(map_same!(dys[0].data(), a => a.slice(si.clone()).to_owned()));
-        record(
-            StridedSlice {
-                elems: self.elems.clone(),
-            },
-            &[&dys[0]],
-            &[&out],
-        );
+        record(StridedSlice { elems }, &[&dys[0]], &[&out]);
         Ok(grads![Some(out)])
     }
+}
+
+/// `elems` behind `batch` full slices (for batched gradients).
+fn with_batch(elems: &[SliceInfoElem], batch: usize) -> Vec<SliceInfoElem> {
+    let full = SliceInfoElem::Slice {
+        start: 0,
+        end: None,
+        step: 1,
+    };
+    std::iter::repeat_n(full, batch)
+        .chain(elems.iter().copied())
+        .collect()
 }
 
 /// The values of an integer index tensor, as `i64`.

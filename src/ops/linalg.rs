@@ -114,6 +114,9 @@ struct MatMul {
     tb: bool,
 }
 impl Op for MatMul {
+    fn batched(&self) -> bool {
+        true
+    }
     fn name(&self) -> &'static str {
         "MatMul"
     }

@@ -112,6 +112,9 @@ pub fn where_(condition: &Tensor, x: &Tensor, y: &Tensor) -> Result<Tensor> {
 }
 struct Select;
 impl Op for Select {
+    fn batched(&self) -> bool {
+        true
+    }
     fn name(&self) -> &'static str {
         "SelectV2"
     }

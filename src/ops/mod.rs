@@ -94,17 +94,36 @@ pub trait Op: Send + Sync + 'static {
     /// with public ops. Gradients may be output-shaped: the tape sums broadcast
     /// dimensions away.
     fn vjp(&self, cx: &VjpCx<'_>, dys: &[Tensor]) -> Result<Grads>;
+    /// Whether [`Op::vjp`] accepts output gradients with leading batch dimensions
+    /// (`cx.batch()` of them, used by `jacobian`): elementwise rules do by
+    /// broadcasting; shape-aware rules must prefix the batch dimensions themselves.
+    /// Rules that do not are run once per batch row.
+    fn batched(&self) -> bool {
+        false
+    }
 }
 
 /// What a gradient rule may read of its node.
 pub struct VjpCx<'a> {
     node: &'a Node,
     needs: &'a [bool],
+    batch: usize,
 }
 
 impl<'a> VjpCx<'a> {
-    pub(crate) fn new(node: &'a Node, needs: &'a [bool]) -> Self {
-        VjpCx { node, needs }
+    pub(crate) fn new(node: &'a Node, needs: &'a [bool], batch: usize) -> Self {
+        VjpCx { node, needs, batch }
+    }
+    /// Number of leading batch dimensions on the output gradients (0 outside
+    /// `jacobian`).
+    pub fn batch(&self) -> usize {
+        self.batch
+    }
+    /// `shape` prefixed with the batch dimensions of `dy`.
+    pub fn batched(&self, dy: &Tensor, shape: &[usize]) -> Vec<usize> {
+        let mut s = dy.shape()[..self.batch].to_vec();
+        s.extend_from_slice(shape);
+        s
     }
     /// Whether input `i`'s gradient is wanted (skip the work otherwise).
     pub fn needs(&self, i: usize) -> bool {
@@ -170,6 +189,9 @@ pub(crate) struct ReadVariable;
 impl Op for ReadVariable {
     fn name(&self) -> &'static str {
         "ReadVariableOp"
+    }
+    fn batched(&self) -> bool {
+        true
     }
     fn saves(&self) -> Saves {
         Saves::NOTHING

@@ -42,15 +42,22 @@ fn kept_shape(shape: &[usize], axes: &[usize]) -> Vec<usize> {
         .collect()
 }
 
-/// Broadcasts a reduction's output gradient back over the reduced axes.
-fn spread(dy: &Tensor, in_shape: &[usize], axes: &[usize]) -> Result<Tensor> {
-    let kept = kept_shape(in_shape, axes);
+/// Broadcasts a reduction's output gradient back over the reduced axes; the first
+/// `batch` dimensions of `dy` are carried along (see [`VjpCx::batch`]).
+fn spread(dy: &Tensor, in_shape: &[usize], axes: &[usize], batch: usize) -> Result<Tensor> {
+    let lead = &dy.shape()[..batch];
+    let kept: Vec<usize> = lead
+        .iter()
+        .copied()
+        .chain(kept_shape(in_shape, axes))
+        .collect();
+    let full: Vec<usize> = lead.iter().chain(in_shape).copied().collect();
     let g = if dy.shape() == kept.as_slice() {
         dy.clone()
     } else {
         reshape(dy, &kept)?
     };
-    broadcast_to(&g, in_shape)
+    broadcast_to(&g, &full)
 }
 
 /// Sum over `axis`. TF equivalent: `tf.math.reduce_sum`. Gradient: `dy` broadcast back.
@@ -70,6 +77,9 @@ struct Sum {
     axes: Vec<usize>,
 }
 impl Op for Sum {
+    fn batched(&self) -> bool {
+        true
+    }
     fn name(&self) -> &'static str {
         "Sum"
     }
@@ -80,7 +90,8 @@ impl Op for Sum {
         Ok(grads![Some(spread(
             &dys[0],
             cx.input_shape(0),
-            &self.axes
+            &self.axes,
+            cx.batch()
         )?)])
     }
 }
@@ -115,6 +126,9 @@ struct Mean {
     n: usize,
 }
 impl Op for Mean {
+    fn batched(&self) -> bool {
+        true
+    }
     fn name(&self) -> &'static str {
         "Mean"
     }
@@ -123,7 +137,12 @@ impl Op for Mean {
     }
     fn vjp(&self, cx: &VjpCx<'_>, dys: &[Tensor]) -> Result<Grads> {
         let g = divide(&dys[0], &scalar_like(&dys[0], self.n as f64))?;
-        Ok(grads![Some(spread(&g, cx.input_shape(0), &self.axes)?)])
+        Ok(grads![Some(spread(
+            &g,
+            cx.input_shape(0),
+            &self.axes,
+            cx.batch()
+        )?)])
     }
 }
 
@@ -197,6 +216,9 @@ struct MinMaxReduce {
     max: bool,
 }
 impl Op for MinMaxReduce {
+    fn batched(&self) -> bool {
+        true
+    }
     fn name(&self) -> &'static str {
         if self.max {
             "Max"
@@ -210,14 +232,14 @@ impl Op for MinMaxReduce {
     fn vjp(&self, cx: &VjpCx<'_>, dys: &[Tensor]) -> Result<Grads> {
         let x = cx.input(0)?;
         let shape = cx.input_shape(0);
-        let y = spread(cx.output(0)?, shape, &self.axes)?;
+        let y = spread(cx.output(0)?, shape, &self.axes, 0)?;
         let ind = cast(&equal(&y, x)?, x.dtype())?;
         let count = reduce_sum(
             &ind,
             Some(&self.axes.iter().map(|&a| a as isize).collect::<Vec<_>>()),
             true,
         )?;
-        let dy = spread(&dys[0], shape, &self.axes)?;
+        let dy = spread(&dys[0], shape, &self.axes, cx.batch())?;
         let count = broadcast_to(&count, shape)?;
         Ok(grads![Some(multiply(&divide(&ind, &count)?, &dy)?)])
     }
@@ -239,6 +261,9 @@ struct Prod {
     axes: Vec<usize>,
 }
 impl Op for Prod {
+    fn batched(&self) -> bool {
+        true
+    }
     fn name(&self) -> &'static str {
         "Prod"
     }
@@ -265,7 +290,7 @@ impl Op for Prod {
             inv[p] = i;
         }
         let others = crate::ops::transpose(&others, Some(&inv))?;
-        let dy = spread(&dys[0], &shape, &self.axes)?;
+        let dy = spread(&dys[0], &shape, &self.axes, cx.batch())?;
         Ok(grads![Some(multiply(&dy, &crate::ops::conj(&others)?)?)])
     }
 }
@@ -323,16 +348,19 @@ struct Cumsum {
     reverse: bool,
 }
 impl Op for Cumsum {
+    fn batched(&self) -> bool {
+        true
+    }
     fn name(&self) -> &'static str {
         "Cumsum"
     }
     fn saves(&self) -> Saves {
         Saves::NOTHING
     }
-    fn vjp(&self, _cx: &VjpCx<'_>, dys: &[Tensor]) -> Result<Grads> {
+    fn vjp(&self, cx: &VjpCx<'_>, dys: &[Tensor]) -> Result<Grads> {
         Ok(grads![Some(cumsum(
             &dys[0],
-            self.axis as isize,
+            (self.axis + cx.batch()) as isize,
             self.exclusive,
             !self.reverse
         )?)])
@@ -365,6 +393,9 @@ struct Cumprod {
     reverse: bool,
 }
 impl Op for Cumprod {
+    fn batched(&self) -> bool {
+        true
+    }
     fn name(&self) -> &'static str {
         "Cumprod"
     }
@@ -376,7 +407,7 @@ impl Op for Cumprod {
         let y = cx.output(0)?;
         let s = cumsum(
             &multiply(y, &dys[0])?,
-            self.axis as isize,
+            (self.axis + cx.batch()) as isize,
             self.exclusive,
             !self.reverse,
         )?;

@@ -76,8 +76,12 @@ impl Op for Reshape {
     fn saves(&self) -> Saves {
         Saves::NOTHING
     }
+    fn batched(&self) -> bool {
+        true
+    }
     fn vjp(&self, cx: &VjpCx<'_>, dys: &[Tensor]) -> Result<Grads> {
-        Ok(grads![Some(reshape(&dys[0], cx.input_shape(0))?)])
+        let shape = cx.batched(&dys[0], cx.input_shape(0));
+        Ok(grads![Some(reshape(&dys[0], &shape)?)])
     }
 }
 
@@ -105,11 +109,12 @@ impl Op for BroadcastTo {
     fn saves(&self) -> Saves {
         Saves::NOTHING
     }
+    fn batched(&self) -> bool {
+        true
+    }
     fn vjp(&self, cx: &VjpCx<'_>, dys: &[Tensor]) -> Result<Grads> {
-        Ok(grads![Some(backward_unbroadcast(
-            dys[0].clone(),
-            cx.input_shape(0)
-        )?)])
+        let g = backward_unbroadcast(dys[0].clone(), cx.input_shape(0), cx.batch())?;
+        Ok(grads![Some(g)])
     }
 }
 
@@ -147,10 +152,15 @@ impl Op for Transpose {
     fn saves(&self) -> Saves {
         Saves::NOTHING
     }
-    fn vjp(&self, _cx: &VjpCx<'_>, dys: &[Tensor]) -> Result<Grads> {
-        let mut inv = vec![0; self.perm.len()];
+    fn batched(&self) -> bool {
+        true
+    }
+    fn vjp(&self, cx: &VjpCx<'_>, dys: &[Tensor]) -> Result<Grads> {
+        // Inverse permutation, behind the batch axes left in place.
+        let b = cx.batch();
+        let mut inv: Vec<usize> = (0..b + self.perm.len()).collect();
         for (i, &p) in self.perm.iter().enumerate() {
-            inv[p] = i;
+            inv[b + p] = b + i;
         }
         Ok(grads![Some(transpose(&dys[0], Some(&inv))?)])
     }

@@ -32,6 +32,9 @@ macro_rules! unary_op {
             fn name(&self) -> &'static str {
                 $tf
             }
+            fn batched(&self) -> bool {
+                true
+            }
             fn saves(&self) -> Saves {
                 $saves
             }
@@ -314,6 +317,9 @@ pub fn identity(x: &Tensor) -> Result<Tensor> {
 }
 struct Identity;
 impl Op for Identity {
+    fn batched(&self) -> bool {
+        true
+    }
     fn name(&self) -> &'static str {
         "Identity"
     }

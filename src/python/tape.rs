@@ -20,6 +20,35 @@ enum Src {
     V(Variable),
 }
 
+impl Src {
+    fn as_source(&self) -> Source<'_> {
+        match self {
+            Src::T(t) => Source::Tensor(t),
+            Src::V(v) => Source::Variable(v),
+        }
+    }
+}
+
+fn unconnected(zero: bool) -> UnconnectedGradients {
+    if zero {
+        UnconnectedGradients::Zero
+    } else {
+        UnconnectedGradients::None
+    }
+}
+
+fn jacobian_target(ob: &Bound<'_, PyAny>) -> PyResult<Tensor> {
+    target(ob).map_err(|_| {
+        PyTypeError::new_err(format!(
+            "jacobian target must be a single Tensor, got {}",
+            ob.get_type()
+                .name()
+                .map(|n| n.to_string())
+                .unwrap_or_default()
+        ))
+    })
+}
+
 fn source(ob: &Bound<'_, PyAny>) -> PyResult<Src> {
     if let Ok(t) = ob.cast::<PyTensor>() {
         return Ok(Src::T(t.get().t.clone()));
@@ -110,6 +139,50 @@ impl PyTape {
     fn num_nodes(&self) -> usize {
         self.tape.num_nodes()
     }
+    /// Jacobian of one target for each of `sources` (a flat list).
+    #[pyo3(signature = (target, sources, zero=false, parallel_iterations=None, use_pfor=true))]
+    fn jacobian(
+        &self,
+        py: Python<'_>,
+        target: &Bound<'_, PyAny>,
+        sources: Vec<Bound<'_, PyAny>>,
+        zero: bool,
+        parallel_iterations: Option<usize>,
+        use_pfor: bool,
+    ) -> PyResult<Vec<Option<PyTensor>>> {
+        let t = jacobian_target(target)?;
+        let srcs: Vec<Src> = sources.iter().map(source).collect::<PyResult<_>>()?;
+        let tape = &self.tape;
+        let r = py.detach(|| {
+            let src: Vec<Source<'_>> = srcs.iter().map(Src::as_source).collect();
+            tape.jacobian(&t, &src, unconnected(zero), parallel_iterations, use_pfor)
+        })?;
+        Ok(r.into_iter().map(|g| g.map(PyTensor::from)).collect())
+    }
+
+    /// Per-example Jacobian of `target` with respect to `source`.
+    #[pyo3(signature = (target, source, zero=false, parallel_iterations=None, use_pfor=true))]
+    fn batch_jacobian(
+        &self,
+        py: Python<'_>,
+        target: &Bound<'_, PyAny>,
+        source: &Bound<'_, PyAny>,
+        zero: bool,
+        parallel_iterations: Option<usize>,
+        use_pfor: bool,
+    ) -> PyResult<Option<PyTensor>> {
+        let t = jacobian_target(target)?;
+        let s = match self::source(source)? {
+            Src::T(t) => t,
+            Src::V(v) => v.handle(),
+        };
+        let tape = &self.tape;
+        let r = py.detach(|| {
+            tape.batch_jacobian(&t, &s, unconnected(zero), parallel_iterations, use_pfor)
+        })?;
+        Ok(r.map(PyTensor::from))
+    }
+
     /// Gradients of the sum of `targets` for each of `sources` (flat lists).
     #[pyo3(signature = (targets, sources, output_gradients=None, zero=false))]
     fn gradient(
@@ -135,21 +208,10 @@ impl PyTape {
                     .collect::<PyResult<_>>()?,
             ),
         };
-        let unconnected = if zero {
-            UnconnectedGradients::Zero
-        } else {
-            UnconnectedGradients::None
-        };
         let tape = &self.tape;
         let r = py.detach(|| {
-            let src: Vec<Source<'_>> = srcs
-                .iter()
-                .map(|s| match s {
-                    Src::T(t) => Source::Tensor(t),
-                    Src::V(v) => Source::Variable(v),
-                })
-                .collect();
-            tape.gradient(&targets, &src, og.as_deref(), unconnected)
+            let src: Vec<Source<'_>> = srcs.iter().map(Src::as_source).collect();
+            tape.gradient(&targets, &src, og.as_deref(), unconnected(zero))
         })?;
         Ok(r.into_iter().map(|g| g.map(PyTensor::from)).collect())
     }

@@ -99,22 +99,25 @@ fn plan(tape: &TapeInner, targets: &[Tensor], sources: &[Source<'_>]) -> Plan {
 
 /// Sums a gradient down to `shape`, undoing broadcasting. TF's rule: reduce over the
 /// leading axes the input lacked and over its size-1 axes, then reshape.
-pub(crate) fn unbroadcast(g: Tensor, shape: &[usize]) -> Result<Tensor> {
-    if g.shape() == shape {
+pub(crate) fn unbroadcast(g: Tensor, shape: &[usize], batch: usize) -> Result<Tensor> {
+    let gs = g.shape().to_vec();
+    if gs.len() >= batch && &gs[batch..] == shape {
         return Ok(g);
     }
-    let gs = g.shape().to_vec();
-    if gs.len() < shape.len() {
+    if gs.len() < shape.len() + batch {
         return Err(Error::Internal(format!(
-            "gradient of shape {gs:?} for an input of shape {shape:?}"
+            "gradient of shape {gs:?} for an input of shape {shape:?} (batch {batch})"
         )));
     }
-    let lead = gs.len() - shape.len();
-    let mut axes: Vec<isize> = (0..lead as isize).collect();
+    // Axes of `g` after the batch axes: `extra` leading ones the input lacks, then
+    // the input's own.
+    let extra = gs.len() - batch - shape.len();
+    let mut axes: Vec<isize> = (batch..batch + extra).map(|a| a as isize).collect();
     for (i, &d) in shape.iter().enumerate() {
-        if d == 1 && gs[lead + i] != 1 {
-            axes.push((lead + i) as isize);
-        } else if d != gs[lead + i] {
+        let k = batch + extra + i;
+        if d == 1 && gs[k] != 1 {
+            axes.push(k as isize);
+        } else if d != gs[k] {
             return Err(Error::Internal(format!(
                 "gradient of shape {gs:?} does not broadcast to input shape {shape:?}"
             )));
@@ -125,10 +128,12 @@ pub(crate) fn unbroadcast(g: Tensor, shape: &[usize]) -> Result<Tensor> {
     } else {
         ops::reduce_sum(&g, Some(&axes), false)?
     };
-    if r.shape() == shape {
+    let mut want = gs[..batch].to_vec();
+    want.extend_from_slice(shape);
+    if r.shape() == want.as_slice() {
         Ok(r)
     } else {
-        ops::reshape(&r, shape)
+        ops::reshape(&r, &want)
     }
 }
 
@@ -180,7 +185,37 @@ pub(super) fn gradient(
             }
         }
     }
+    let seeds: Vec<Option<Tensor>> = targets
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            if !t.dtype().is_differentiable() {
+                return None;
+            }
+            Some(match output_gradients.and_then(|og| og[i].clone()) {
+                Some(g) => g,
+                None => ops::ones_like(t),
+            })
+        })
+        .collect();
+    let release = !tape.is_persistent();
+    sweep(tape, targets, seeds, sources, 0, release, unconnected)
+}
 
+/// The reverse sweep. `seeds[i]` is the output gradient of `targets[i]`, with `batch`
+/// leading batch dimensions (jacobians run many seeds in one sweep). With
+/// `release` the tape's nodes are handed over (and freed as the sweep goes) and the
+/// tape is marked used; otherwise the needed nodes are copied and the tape stays
+/// intact.
+pub(super) fn sweep(
+    tape: &GradientTape,
+    targets: &[Tensor],
+    seeds: Vec<Option<Tensor>>,
+    sources: &[Source<'_>],
+    batch: usize,
+    release: bool,
+    unconnected: UnconnectedGradients,
+) -> Result<Vec<Option<Tensor>>> {
     // Take what the sweep needs out of the tape, holding its lock only briefly: rules
     // run unlocked, and may record on this very tape (a persistent tape in context).
     let (order, leads, mut nodes) = {
@@ -194,13 +229,13 @@ pub(super) fn gradient(
         if !inner.persistent {
             // TF: calling gradient inside the context of a non-persistent tape stops
             // its recording.
-            inner.released = true;
+            inner.released = release;
             drop(inner);
             stack::remove(cell);
             inner = cell.lock();
         }
         let Plan { order, leads } = plan(&inner, targets, sources);
-        let nodes: FxHashMap<u32, Node> = if inner.persistent {
+        let nodes: FxHashMap<u32, Node> = if !release {
             order
                 .iter()
                 .map(|&k| (k, inner.nodes[k as usize].clone()))
@@ -220,18 +255,17 @@ pub(super) fn gradient(
         (order, leads, nodes)
     };
 
-    // Seed.
     let mut grads: FxHashMap<TensorId, Tensor> = FxHashMap::default();
-    for (i, t) in targets.iter().enumerate() {
-        if !t.dtype().is_differentiable() {
-            continue;
+    for (t, seed) in targets.iter().zip(seeds) {
+        if let Some(seed) = seed {
+            accumulate(&mut grads, t.id(), seed)?;
         }
-        let seed = match output_gradients.and_then(|og| og[i].clone()) {
-            Some(g) => g,
-            None => ops::ones_like(t),
-        };
-        accumulate(&mut grads, t.id(), seed)?;
     }
+    let lead: Vec<usize> = grads
+        .values()
+        .next()
+        .map(|g| g.shape()[..batch].to_vec())
+        .unwrap_or_default();
     let source_ids: FxHashSet<TensorId> = sources.iter().map(|s| s.id()).collect();
 
     for k in order {
@@ -254,15 +288,23 @@ pub(super) fn gradient(
             .outputs
             .iter()
             .zip(dys)
-            .map(|(o, g)| g.unwrap_or_else(|| ops::zeros(&o.shape, o.dtype)))
+            .map(|(o, g)| {
+                g.unwrap_or_else(|| {
+                    let shape: Vec<usize> = lead.iter().chain(o.shape.iter()).copied().collect();
+                    ops::zeros(&shape, o.dtype)
+                })
+            })
             .collect();
         let needs: Vec<bool> = node
             .inputs
             .iter()
             .map(|s| s.dtype.is_differentiable() && leads.contains(&s.id))
             .collect();
-        let cx = VjpCx::new(&node, &needs);
-        let gs = ops::run_vjp(&cx, &dys)?;
+        let gs = if batch > 0 && !node.op.batched() {
+            vjp_per_row(&node, &needs, &dys, batch)?
+        } else {
+            ops::run_vjp(&VjpCx::new(&node, &needs, batch), &dys)?
+        };
         if gs.len() != node.inputs.len() {
             return Err(Error::Internal(format!(
                 "gradient of {} returned {} values for {} inputs",
@@ -275,7 +317,7 @@ pub(super) fn gradient(
             let (true, Some(g)) = (*need, g) else {
                 continue;
             };
-            let g = unbroadcast(g, &slot.shape)?;
+            let g = unbroadcast(g, &slot.shape, batch)?;
             accumulate(&mut grads, slot.id, g)?;
         }
         drop(node);
@@ -291,8 +333,49 @@ pub(super) fn gradient(
                 Some(g) => Ok(Some(g.clone())),
                 None => Ok(match unconnected {
                     UnconnectedGradients::None => None,
-                    UnconnectedGradients::Zero => Some(ops::zeros(&s.shape(), s.dtype())),
+                    UnconnectedGradients::Zero => {
+                        let shape: Vec<usize> = lead.iter().copied().chain(s.shape()).collect();
+                        Some(ops::zeros(&shape, s.dtype()))
+                    }
                 }),
+            }
+        })
+        .collect()
+}
+
+/// Runs a rule that does not accept batched gradients once per batch row (one
+/// leading batch axis), and stacks the rows.
+fn vjp_per_row(node: &Node, needs: &[bool], dys: &[Tensor], batch: usize) -> Result<ops::Grads> {
+    if batch != 1 {
+        return Err(Error::Internal(format!(
+            "{}: per-row gradients need exactly one batch axis, got {batch}",
+            node.op.name()
+        )));
+    }
+    let rows = dys[0].shape()[0];
+    let mut per_input: Vec<Vec<Tensor>> = vec![Vec::with_capacity(rows); node.inputs.len()];
+    let mut missing = vec![false; node.inputs.len()];
+    for r in 0..rows {
+        let row: Vec<Tensor> = dys
+            .iter()
+            .map(|d| ops::strided_slice(d, &[ops::Index::Int(r as isize)]))
+            .collect::<Result<_>>()?;
+        let gs = ops::run_vjp(&VjpCx::new(node, needs, 0), &row)?;
+        for (i, (g, slot)) in gs.into_iter().zip(&node.inputs).enumerate() {
+            match g {
+                Some(g) if needs[i] => per_input[i].push(unbroadcast(g, &slot.shape, 0)?),
+                _ => missing[i] = true,
+            }
+        }
+    }
+    per_input
+        .into_iter()
+        .zip(missing)
+        .map(|(rows, miss)| {
+            if miss || rows.is_empty() {
+                Ok(None)
+            } else {
+                ops::stack(&rows, 0).map(Some)
             }
         })
         .collect()

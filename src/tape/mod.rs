@@ -6,6 +6,7 @@
 
 pub(crate) mod arena;
 mod backward;
+mod jacobian;
 pub(crate) mod stack;
 
 use std::sync::{Arc, Mutex, MutexGuard};

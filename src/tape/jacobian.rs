@@ -1,0 +1,299 @@
+//! Jacobians: many output gradients in one vectorized sweep.
+//!
+//! TF equivalent: `tf.GradientTape.jacobian` / `batch_jacobian`. Instead of one
+//! backward pass per output element, the seeds for a chunk of rows (one-hot output
+//! gradients) travel together through one sweep with a leading batch axis; gradient
+//! rules broadcast over it (see [`crate::ops::Op::batched`]). Without pfor, rows are
+//! swept one at a time (the reference path; both give the same numbers).
+
+use super::backward::{sweep, Source, UnconnectedGradients};
+use super::GradientTape;
+use crate::error::{Error, Result};
+use crate::ops;
+use crate::tensor::Tensor;
+
+/// Elements (rows × largest source) a chunk may hold before rows are split.
+const CHUNK_ELEMENTS: usize = 1 << 24;
+
+/// One-hot rows `rows` of an `n`-element target, shaped `(len(rows),) + shape`.
+fn one_hot_rows(rows: std::ops::Range<usize>, n: usize, target: &Tensor) -> Result<Tensor> {
+    let c = rows.len();
+    let mut v = vec![0.0f64; c * n];
+    for (i, r) in rows.enumerate() {
+        v[i * n + r] = 1.0;
+    }
+    let mut shape = vec![c];
+    shape.extend_from_slice(target.shape());
+    Ok(ops::from_f64(v, &shape, target.dtype()))
+}
+
+fn check_target(op: &'static str, target: &Tensor) -> Result<()> {
+    if !target.dtype().is_differentiable() {
+        return Err(Error::invalid(
+            op,
+            format!(
+                "target must be a floating or complex tensor, got {}",
+                target.dtype()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+impl GradientTape {
+    /// Jacobian of `target` with respect to each source: shape
+    /// `target.shape + source.shape`. TF equivalent: `tape.jacobian`.
+    /// `use_pfor` selects the vectorized sweep; `parallel_iterations` caps the rows
+    /// per sweep.
+    pub fn jacobian(
+        &self,
+        target: &Tensor,
+        sources: &[Source<'_>],
+        unconnected: UnconnectedGradients,
+        parallel_iterations: Option<usize>,
+        use_pfor: bool,
+    ) -> Result<Vec<Option<Tensor>>> {
+        check_target("jacobian", target)?;
+        let n = target.size();
+        let targets = std::slice::from_ref(target);
+        let biggest = sources.iter().map(source_size).max().unwrap_or(1).max(1);
+        let chunk = if use_pfor {
+            parallel_iterations
+                .unwrap_or(CHUNK_ELEMENTS / biggest)
+                .clamp(1, n.max(1))
+        } else {
+            1
+        };
+        let persistent = self.is_persistent();
+        // Per source, the row blocks so far; `None` once a sweep found it unconnected
+        // (connectivity does not depend on the seed, so then every sweep does).
+        let mut parts: Vec<Option<Vec<Tensor>>> = vec![Some(Vec::new()); sources.len()];
+        let mut start = 0;
+        while start < n {
+            let end = (start + chunk).min(n);
+            let last = end == n;
+            // A non-persistent tape is released by its last sweep only.
+            let release = !persistent && last;
+            let g = if use_pfor {
+                let seeds = one_hot_rows(start..end, n, target)?;
+                sweep(
+                    self,
+                    targets,
+                    vec![Some(seeds)],
+                    sources,
+                    1,
+                    release,
+                    unconnected,
+                )?
+            } else {
+                let seed = ops::reshape(&one_hot_rows(start..end, n, target)?, target.shape())?;
+                sweep(
+                    self,
+                    targets,
+                    vec![Some(seed)],
+                    sources,
+                    0,
+                    release,
+                    unconnected,
+                )?
+                .into_iter()
+                .map(|g| g.map(|g| ops::expand_dims(&g, 0)).transpose())
+                .collect::<Result<_>>()?
+            };
+            for (p, g) in parts.iter_mut().zip(g) {
+                match (p.as_mut(), g) {
+                    (Some(v), Some(t)) => v.push(t),
+                    _ => *p = None,
+                }
+            }
+            start = end;
+        }
+        if n == 0 && !persistent {
+            self.cell().lock().released = true;
+        }
+        sources
+            .iter()
+            .zip(parts)
+            .map(|(s, p)| {
+                let mut shape = target.shape().to_vec();
+                shape.extend(source_shape(s));
+                let p = match p {
+                    Some(p) if !p.is_empty() => p,
+                    // No rows (an empty target) or an unconnected source.
+                    _ => {
+                        return Ok(match (unconnected, n) {
+                            (UnconnectedGradients::Zero, _) | (_, 0) => {
+                                Some(ops::zeros(&shape, source_dtype(s)))
+                            }
+                            _ => None,
+                        })
+                    }
+                };
+                let joined = if p.len() == 1 {
+                    p.into_iter().next().expect("one part")
+                } else {
+                    ops::concat(&p, 0)?
+                };
+                Ok(Some(ops::reshape(&joined, &shape)?))
+            })
+            .collect()
+    }
+
+    /// Per-example Jacobians: for `target` `(batch, ...)` and `source` `(batch, ...)`,
+    /// the result has shape `(batch,) + target.shape[1:] + source.shape[1:]`, computed
+    /// without the full Jacobian (row `j` of every example in one sweep).
+    /// TF equivalent: `tape.batch_jacobian`.
+    pub fn batch_jacobian(
+        &self,
+        target: &Tensor,
+        source: &Tensor,
+        unconnected: UnconnectedGradients,
+        parallel_iterations: Option<usize>,
+        use_pfor: bool,
+    ) -> Result<Option<Tensor>> {
+        check_target("batch_jacobian", target)?;
+        let (ts, ss) = (target.shape().to_vec(), source.shape().to_vec());
+        if ts.is_empty() || ss.is_empty() {
+            return Err(Error::invalid(
+                "batch_jacobian",
+                format!("target and source need a batch dimension, got shapes {ts:?} and {ss:?}"),
+            ));
+        }
+        if ts[0] != ss[0] {
+            return Err(Error::invalid(
+                "batch_jacobian",
+                format!(
+                    "Need first dimension of target shape ({ts:?}) and source shape ({ss:?}) to match."
+                ),
+            ));
+        }
+        let b = ts[0];
+        let m: usize = ts[1..].iter().product();
+        // Seeds: for output position j, a one-hot over target.shape[1:] in every
+        // example: shape (m, b) + target.shape[1:].
+        let mut v = vec![0.0f64; m * b * m];
+        for j in 0..m {
+            for e in 0..b {
+                v[(j * b + e) * m + j] = 1.0;
+            }
+        }
+        let mut seed_shape = vec![m];
+        seed_shape.extend_from_slice(&ts);
+        let seeds = ops::from_f64(v, &seed_shape, target.dtype());
+        // Reuse `jacobian`'s machinery on the seeds: sweep with a batch axis of m.
+        let src = [Source::Tensor(source)];
+        let targets = std::slice::from_ref(target);
+        let release = !self.is_persistent();
+        let g = if use_pfor {
+            let chunk = parallel_iterations.unwrap_or(m).clamp(1, m.max(1));
+            if chunk >= m {
+                sweep(
+                    self,
+                    targets,
+                    vec![Some(seeds)],
+                    &src,
+                    1,
+                    release,
+                    unconnected,
+                )?
+                .pop()
+                .flatten()
+            } else {
+                let mut parts = Vec::new();
+                let mut start = 0;
+                let mut none = false;
+                while start < m {
+                    let end = (start + chunk).min(m);
+                    let s = ops::strided_slice(
+                        &seeds,
+                        &[ops::Index::Slice {
+                            start: Some(start as isize),
+                            stop: Some(end as isize),
+                            step: 1,
+                        }],
+                    )?;
+                    let r = sweep(
+                        self,
+                        targets,
+                        vec![Some(s)],
+                        &src,
+                        1,
+                        release && end == m,
+                        unconnected,
+                    )?
+                    .pop()
+                    .flatten();
+                    match r {
+                        Some(t) => parts.push(t),
+                        None => none = true,
+                    }
+                    start = end;
+                }
+                if none {
+                    None
+                } else {
+                    Some(ops::concat(&parts, 0)?)
+                }
+            }
+        } else {
+            let mut rows = Vec::with_capacity(m);
+            let mut none = false;
+            for j in 0..m {
+                let s = ops::strided_slice(&seeds, &[ops::Index::Int(j as isize)])?;
+                let r = sweep(
+                    self,
+                    targets,
+                    vec![Some(s)],
+                    &src,
+                    0,
+                    release && j + 1 == m,
+                    unconnected,
+                )?
+                .pop()
+                .flatten();
+                match r {
+                    Some(t) => rows.push(t),
+                    None => none = true,
+                }
+            }
+            if none || rows.is_empty() {
+                None
+            } else {
+                Some(ops::stack(&rows, 0)?)
+            }
+        };
+        let mut out_shape = vec![b];
+        out_shape.extend_from_slice(&ts[1..]);
+        out_shape.extend_from_slice(&ss[1..]);
+        let Some(g) = g else {
+            return Ok(match unconnected {
+                UnconnectedGradients::Zero => Some(ops::zeros(&out_shape, source.dtype())),
+                UnconnectedGradients::None => None,
+            });
+        };
+        // g: (m, b) + source.shape[1:] → (b, m, s...) → (b,) + t[1:] + s[1:].
+        let k = ss.len() - 1;
+        let mut perm = vec![1, 0];
+        perm.extend(2..2 + k);
+        let g = ops::transpose(&g, Some(&perm))?;
+        Ok(Some(ops::reshape(&g, &out_shape)?))
+    }
+}
+
+fn source_size(s: &Source<'_>) -> usize {
+    source_shape(s).iter().product()
+}
+
+fn source_shape(s: &Source<'_>) -> Vec<usize> {
+    match s {
+        Source::Tensor(t) => t.shape().to_vec(),
+        Source::Variable(v) => v.shape(),
+    }
+}
+
+fn source_dtype(s: &Source<'_>) -> crate::DType {
+    match s {
+        Source::Tensor(t) => t.dtype(),
+        Source::Variable(v) => v.dtype(),
+    }
+}
