@@ -123,6 +123,13 @@ pub(crate) fn convert_value(ob: &Bound<'_, PyAny>, hint: Option<DType>) -> PyRes
 macro_rules! from_np {
     ($a:expr, $t:ty) => {
         if let Ok(x) = $a.cast::<PyArrayDyn<$t>>() {
+            // rust-numpy's `as_array` asserts (panics) on empty arrays whose strides
+            // are not all zero, e.g. `np.empty((0, 3))`; they hold no data to copy.
+            if x.is_empty() {
+                let arr = ArrayD::<$t>::from_shape_vec(x.shape(), Vec::new())
+                    .expect("a shape with a zero dimension holds no elements");
+                return Ok(Tensor::from_array(arr));
+            }
             let arr: ArrayD<$t> = x.readonly().as_array().to_owned();
             return Ok(Tensor::from_array(arr));
         }
