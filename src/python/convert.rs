@@ -51,6 +51,22 @@ pub(crate) fn convert_value(ob: &Bound<'_, PyAny>, hint: Option<DType>) -> PyRes
             _ => Tensor::scalar(b),
         });
     }
+    // numpy scalars keep their dtype, as in TF: `np.float64` subclasses `float` (and
+    // `np.complex128` `complex`) but must not become float32 like a Python float.
+    if (ob.is_instance_of::<PyFloat>() && !ob.is_exact_instance_of::<PyFloat>())
+        || (ob.is_instance_of::<PyComplex>() && !ob.is_exact_instance_of::<PyComplex>())
+    {
+        if ob.hasattr("dtype")? {
+            let arr = ob.py().import("numpy")?.call_method1("asarray", (ob,))?;
+            if let Ok(a) = arr.cast::<PyUntypedArray>() {
+                let t = from_numpy(a)?;
+                return Ok(match hint {
+                    Some(d) if d != t.dtype() => ops::cast(&t, d)?,
+                    _ => t,
+                });
+            }
+        }
+    }
     if ob.is_instance_of::<PyFloat>() {
         let v: f64 = ob.extract()?;
         return Ok(match hint {
@@ -123,6 +139,13 @@ pub(crate) fn convert_value(ob: &Bound<'_, PyAny>, hint: Option<DType>) -> PyRes
 macro_rules! from_np {
     ($a:expr, $t:ty) => {
         if let Ok(x) = $a.cast::<PyArrayDyn<$t>>() {
+            // rust-numpy's `as_array` asserts (panics) on empty arrays whose strides
+            // are not all zero, e.g. `np.empty((0, 3))`; they hold no data to copy.
+            if x.is_empty() {
+                let arr = ArrayD::<$t>::from_shape_vec(x.shape(), Vec::new())
+                    .expect("a shape with a zero dimension holds no elements");
+                return Ok(Tensor::from_array(arr));
+            }
             let arr: ArrayD<$t> = x.readonly().as_array().to_owned();
             return Ok(Tensor::from_array(arr));
         }

@@ -1,0 +1,503 @@
+"""One table of op specs driving the gradient checks in ``test_gradcheck.py``.
+
+A row says how to call an op (``fn`` over gradtape tensors), what numpy computes for
+it (``ref`` over float64 arrays), which input shapes to sweep, how to sample inputs
+inside the op's domain (away from kinks and poles, so that central differences are
+valid), and to what order and tolerance the gradient is checked.
+
+Adding an op is one line: ``row("name", lambda x: gt.name(x), np_ref, ...)``.
+Ops that have no gradient go in ``NOT_DIFFERENTIABLE``; ops another branch is adding go
+in ``PENDING`` until their rows land. ``test_every_exported_op_has_a_row`` enforces it.
+
+Complex ops are checked through real-valued functions: real inputs are combined with
+``gt.complex`` and the result is brought back with ``gt.real``/``gt.imag``/``gt.abs``,
+so that every loss and every finite difference is over reals.
+"""
+
+import math
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+import numpy as np
+
+import gradtape as gt
+
+# ----------------------------------------------------------------------------- samplers
+# A sampler maps (rng, shape) to a float64 array inside an op's domain.
+
+
+def normal(rng, shape):
+    return rng.uniform(-1.5, 1.5, size=shape)
+
+
+def positive(rng, shape):
+    return rng.uniform(0.5, 2.0, size=shape)
+
+
+def unit_open(rng, shape):
+    """Inside (-0.9, 0.9): asin, acos."""
+    return rng.uniform(-0.9, 0.9, size=shape)
+
+
+def away0(rng, shape):
+    """|x| in [0.3, 1.5] with a random sign: away from the kink of abs, relu, sign."""
+    return rng.uniform(0.3, 1.5, size=shape) * rng.choice([-1.0, 1.0], size=shape)
+
+
+def distinct(rng, shape):
+    """Values at least 0.2 apart (no ties for max/min), away from 0."""
+    n = int(np.prod(shape, dtype=np.int64))
+    v = (rng.permutation(n) - n / 2.0 + 0.5) * 0.3 + rng.uniform(-0.05, 0.05, size=n)
+    v = np.where(np.abs(v) < 0.1, v + 0.17, v)
+    return v.reshape(shape)
+
+
+def grid(rng, shape):
+    """Multiples of 0.5 plus noise; with ``grid_offset`` two inputs are never within
+    0.05 of each other: maximum/minimum away from ties even when broadcasting."""
+    return 0.5 * rng.integers(-3, 4, size=shape) + rng.uniform(-0.1, 0.1, size=shape)
+
+
+def grid_offset(rng, shape):
+    return grid(rng, shape) + 0.25
+
+
+def mod_numerator(rng, shape):
+    """Odd integers +-0.4: x / y (with ``mod_denominator``) stays away from integers."""
+    return 2.0 * rng.integers(-2, 3, size=shape) + 1.0 + rng.uniform(-0.4, 0.4, size=shape)
+
+
+def mod_denominator(rng, shape):
+    return rng.uniform(1.95, 2.05, size=shape)
+
+
+def interval(lo, hi):
+    def sample(rng, shape):
+        return rng.uniform(lo, hi, size=shape)
+
+    sample.__name__ = f"interval({lo}, {hi})"
+    return sample
+
+
+# ----------------------------------------------------------------------------- shapes
+UNARY = [((),), ((3,),), ((2, 3),), ((1, 3, 1),), ((0,),)]
+UNARY_NONEMPTY = UNARY[:-1]
+BINARY = [
+    ((), ()),
+    ((3,), (3,)),
+    ((2, 3), (2, 3)),
+    ((2, 3), (3,)),
+    ((3, 1), (1, 4)),
+    ((2, 1, 3), (4, 1)),
+    ((), (2, 3)),
+    ((0, 3), (3,)),
+]
+BINARY_NONEMPTY = BINARY[:-1]
+MATRIX = [((2, 3),)]
+CUBE = [((2, 3, 4),)]
+
+
+# ----------------------------------------------------------------------------- tolerances
+# (rtol, atol) of the forward value against numpy, per dtype.
+FORWARD_TOL = {"float32": (2e-5, 2e-6), "float64": (1e-12, 1e-13)}
+# (rtol, atol) of analytic against numeric directional derivatives (float64).
+GRAD_TOL = (1e-6, 1e-7)
+
+
+@dataclass(frozen=True)
+class OpSpec:
+    name: str  # the exported op (or operator dunder) this row checks
+    fn: Callable  # over gt tensors, one per input
+    ref: Callable  # over float64 numpy arrays
+    shapes: list  # list of cases: a tuple of input shapes each
+    sample: object = normal  # one sampler, or a tuple of one per input
+    case: str = ""  # variant label for the test id
+    dtypes: tuple = ("float32", "float64")
+    order: int = 2
+    fwd_tol: dict = field(default_factory=lambda: dict(FORWARD_TOL))
+    grad_tol: tuple = GRAD_TOL
+    eps: float = 1e-6  # finite-difference step
+    out_dtype: Optional[Callable] = None  # input dtype name -> output dtype name
+
+    @property
+    def id(self):
+        return f"{self.name}[{self.case}]" if self.case else self.name
+
+    @property
+    def arity(self):
+        return len(self.shapes[0])
+
+    def samplers(self):
+        if callable(self.sample):
+            return (self.sample,) * self.arity
+        assert len(self.sample) == self.arity, self.id
+        return tuple(self.sample)
+
+    def expected_dtype(self, dtype):
+        return self.out_dtype(dtype) if self.out_dtype else dtype
+
+
+SPECS = []
+
+
+def row(name, fn, ref, shapes=UNARY, **kw):
+    SPECS.append(OpSpec(name, fn, ref, shapes, **kw))
+
+
+def _np_erf(x):
+    return np.vectorize(math.erf, otypes=[np.float64])(x)
+
+
+def _softplus(x):
+    return np.logaddexp(0.0, x)
+
+
+def _elu(x):
+    return np.where(x > 0, x, np.expm1(x))
+
+
+def _sigmoid(x):
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+def _checker(shape):
+    """A fixed boolean pattern of ``shape`` for ``where``."""
+    n = int(np.prod(shape, dtype=np.int64))
+    return (np.arange(n) % 3 != 1).reshape(shape)
+
+
+def _where(x, y):
+    c = _checker(np.broadcast_shapes(tuple(x.shape), tuple(y.shape)))
+    return gt.where(gt.constant(c), x, y)
+
+
+def _np_where(x, y):
+    return np.where(_checker(np.broadcast_shapes(x.shape, y.shape)), x, y)
+
+
+# ----------------------------------------------------------------------------- unary math
+row("negative", gt.negative, np.negative)
+row("__neg__", lambda x: -x, np.negative)
+row("identity", gt.identity, lambda x: x)
+row("abs", gt.abs, np.abs, sample=away0)
+row("__abs__", lambda x: abs(x), np.abs, sample=away0)
+row("sign", gt.sign, np.sign, sample=away0)
+row("square", gt.square, np.square)
+row("sqrt", gt.sqrt, np.sqrt, sample=positive)
+row("rsqrt", gt.rsqrt, lambda x: 1.0 / np.sqrt(x), sample=positive)
+row("reciprocal", gt.reciprocal, np.reciprocal, sample=positive)
+row("reciprocal", gt.reciprocal, np.reciprocal, sample=interval(-2.0, -0.5), case="neg")
+row("exp", gt.exp, np.exp)
+row("expm1", gt.expm1, np.expm1)
+row("log", gt.log, np.log, sample=positive)
+row("log1p", gt.log1p, np.log1p, sample=interval(-0.5, 2.0))
+row("sin", gt.sin, np.sin)
+row("cos", gt.cos, np.cos)
+row("tan", gt.tan, np.tan, sample=interval(-1.2, 1.2))
+row("asin", gt.asin, np.arcsin, sample=unit_open)
+row("acos", gt.acos, np.arccos, sample=unit_open)
+row("atan", gt.atan, np.arctan, sample=interval(-3.0, 3.0))
+row("sinh", gt.sinh, np.sinh)
+row("cosh", gt.cosh, np.cosh)
+row("tanh", gt.tanh, np.tanh)
+row("sigmoid", gt.sigmoid, _sigmoid, sample=interval(-4.0, 4.0))
+row("erf", gt.erf, _np_erf)
+row("relu", gt.nn.relu, lambda x: np.maximum(x, 0.0), sample=away0)
+row("elu", gt.nn.elu, _elu, sample=away0)
+row("softplus", gt.nn.softplus, _softplus, sample=interval(-4.0, 4.0))
+row("softsign", gt.nn.softsign, lambda x: x / (1.0 + np.abs(x)), sample=away0)
+
+# ----------------------------------------------------------------------------- binary math
+row("add", gt.add, np.add, BINARY)
+row("__add__", lambda x, y: x + y, np.add, BINARY)
+row("__add__", lambda x: 2.5 + x, lambda x: 2.5 + x, case="radd_scalar")
+row("subtract", gt.subtract, np.subtract, BINARY)
+row("__sub__", lambda x, y: x - y, np.subtract, BINARY)
+row("__sub__", lambda x: 1.5 - x, lambda x: 1.5 - x, case="rsub_scalar")
+row("multiply", gt.multiply, np.multiply, BINARY)
+row("__mul__", lambda x, y: x * y, np.multiply, BINARY)
+row("divide", gt.divide, np.divide, BINARY, sample=(normal, away0))
+row("truediv", gt.truediv, np.divide, BINARY_NONEMPTY, sample=(normal, away0))
+row("__truediv__", lambda x, y: x / y, np.divide, BINARY, sample=(normal, away0))
+row("__truediv__", lambda x: 2.0 / x, lambda x: 2.0 / x, sample=away0, case="rdiv_scalar")
+row("pow", gt.pow, np.power, BINARY, sample=(positive, interval(-2.0, 2.0)))
+row("__pow__", lambda x, y: x**y, np.power, BINARY_NONEMPTY, sample=(positive, normal))
+row("__pow__", lambda x: x**3.0, lambda x: x**3.0, case="cube")
+row("__pow__", lambda x: 2.0**x, lambda x: 2.0**x, case="rpow_scalar")
+row("maximum", gt.maximum, np.maximum, BINARY, sample=(grid, grid_offset))
+row("minimum", gt.minimum, np.minimum, BINARY, sample=(grid, grid_offset))
+row("squared_difference", gt.squared_difference, lambda x, y: (x - y) ** 2, BINARY)
+row("atan2", gt.atan2, np.arctan2, BINARY, sample=(away0, normal))
+row("floormod", gt.floormod, np.mod, BINARY, sample=(mod_numerator, mod_denominator))
+row("mod", gt.math.mod, np.mod, BINARY_NONEMPTY, sample=(mod_numerator, mod_denominator))
+row("__mod__", lambda x, y: x % y, np.mod, BINARY_NONEMPTY, sample=(mod_numerator, mod_denominator))
+row("where", _where, _np_where, BINARY)
+row(
+    "where",
+    lambda x, y: gt.where(gt.constant([[True], [False]]), x, y),
+    lambda x, y: np.where(np.array([[True], [False]]), x, y),
+    [((2, 3), (2, 3)), ((2, 3), ()), ((3,), (2, 1))],
+    case="cond_broadcast",
+)
+
+# ----------------------------------------------------------------------------- casts
+row(
+    "cast",
+    lambda x: gt.cast(gt.cast(x, gt.float32), gt.float64),
+    lambda x: x.astype(np.float32).astype(np.float64),
+    out_dtype=lambda d: "float64",
+    eps=0.25,  # linear, so any step is exact; float32 rounding needs a large one
+    grad_tol=(1e-5, 1e-5),
+    case="f64_f32_f64",
+)
+row(
+    "cast",
+    lambda x: gt.cast(x, gt.float32),
+    lambda x: x.astype(np.float32),
+    out_dtype=lambda d: "float32",
+    eps=0.25,
+    grad_tol=(1e-5, 1e-5),
+    case="to_f32",
+)
+
+# ----------------------------------------------------------------------------- complex
+# z = complex(a, b) with real a, b; results mapped back to reals.
+
+
+def _c(a, b):
+    return gt.complex(a, b)
+
+
+def _nc(a, b):
+    return a + 1j * b
+
+
+def _re_im(z):
+    return gt.real(z) + 2.0 * gt.imag(z)
+
+
+def _np_re_im(z):
+    return np.real(z) + 2.0 * np.imag(z)
+
+
+PAIR = [((), ()), ((3,), (3,)), ((2, 3), (3,))]
+row("complex", lambda a, b: _re_im(_c(a, b) * _c(a, b)), lambda a, b: _np_re_im(_nc(a, b) ** 2), PAIR)
+row("real", lambda a, b: gt.real(_c(a, b) * _c(b, a)), lambda a, b: np.real(_nc(a, b) * _nc(b, a)), PAIR)
+row("imag", lambda a, b: gt.imag(_c(a, b) * _c(b, a)), lambda a, b: np.imag(_nc(a, b) * _nc(b, a)), PAIR)
+row("conj", lambda a, b: gt.imag(gt.conj(_c(a, b) * _c(a, b))), lambda a, b: np.imag(np.conj(_nc(a, b) ** 2)), PAIR)
+row("abs", lambda a, b: gt.abs(_c(a, b)), lambda a, b: np.abs(_nc(a, b)), PAIR, sample=(away0, normal), case="complex")
+row("angle", lambda a, b: gt.angle(_c(a, b)), lambda a, b: np.angle(_nc(a, b)), PAIR, sample=(positive, normal))
+_COMPLEX_UNARY = [
+    ("exp", np.exp, normal),
+    ("log", np.log, positive),
+    ("sqrt", np.sqrt, positive),
+    ("rsqrt", lambda z: 1.0 / np.sqrt(z), positive),
+    ("reciprocal", np.reciprocal, positive),
+    ("square", np.square, normal),
+    ("sin", np.sin, normal),
+    ("cos", np.cos, normal),
+    ("tan", np.tan, interval(-0.6, 0.6)),
+    ("sinh", np.sinh, normal),
+    ("cosh", np.cosh, normal),
+    ("tanh", np.tanh, interval(-0.6, 0.6)),
+    ("negative", np.negative, normal),
+]
+for _name, _ref, _s in _COMPLEX_UNARY:
+    row(
+        _name,
+        (lambda f: lambda a, b: _re_im(f(_c(a, b))))(getattr(gt, _name)),
+        (lambda r: lambda a, b: _np_re_im(r(_nc(a, b))))(_ref),
+        PAIR,
+        sample=(_s, interval(-0.8, 0.8)),
+        case="complex",
+    )
+row(
+    "divide",
+    lambda a, b: _re_im(_c(a, b) / _c(b, a)),
+    lambda a, b: _np_re_im(_nc(a, b) / _nc(b, a)),
+    PAIR,
+    sample=(positive, positive),
+    case="complex",
+)
+row(
+    "pow",
+    lambda a, b: _re_im(_c(a, b) ** _c(b, a)),
+    lambda a, b: _np_re_im(_nc(a, b) ** _nc(b, a)),
+    PAIR,
+    sample=(positive, interval(-0.5, 0.5)),
+    case="complex",
+)
+row(
+    "matmul",
+    lambda a, b: _re_im(gt.matmul(_c(a, b), _c(b, a), adjoint_b=True)),
+    lambda a, b: _np_re_im(_nc(a, b) @ np.conj(_nc(b, a)).T),
+    [((2, 3), (2, 3))],
+    case="complex_adjoint_b",
+)
+
+# ----------------------------------------------------------------------------- reductions
+
+
+def _reduce_rows(name, ref, sample=normal, shapes=None):
+    f = getattr(gt, name) if hasattr(gt, name) else getattr(gt.math, name)
+    for case, kw, shp in [
+        ("all", {}, shapes or [((),), ((3,),), ((2, 3),), ((2, 1, 3),)]),
+        ("axis0", {"axis": 0}, [((3,),), ((2, 3),), ((2, 1, 3),)]),
+        ("axis-1_keepdims", {"axis": -1, "keepdims": True}, [((2, 3),), ((2, 1, 3),)]),
+        ("axes01", {"axis": [0, 1]}, [((2, 3),), ((2, 1, 3),)]),
+        ("axes_neg", {"axis": (-1, 0), "keepdims": True}, [((2, 1, 3),)]),
+    ]:
+        npkw = dict(kw)
+        if "axis" in npkw and isinstance(npkw["axis"], list):
+            npkw["axis"] = tuple(npkw["axis"])
+        row(
+            name,
+            (lambda kw: lambda x: f(x, **kw))(kw),
+            (lambda npkw: lambda x: ref(x, **npkw))(npkw),
+            shp,
+            sample=sample,
+            case=case,
+        )
+
+
+_reduce_rows("reduce_sum", np.sum)
+_reduce_rows("reduce_mean", np.mean)
+_reduce_rows("reduce_max", np.max, sample=distinct)
+_reduce_rows("reduce_min", np.min, sample=distinct)
+_reduce_rows("reduce_prod", np.prod, sample=away0)
+_reduce_rows("reduce_variance", np.var)
+_reduce_rows("reduce_std", np.std, shapes=[((3,),), ((2, 3),), ((2, 1, 3),)])
+_reduce_rows(
+    "reduce_logsumexp",
+    lambda x, axis=None, keepdims=False: np.log(np.sum(np.exp(x), axis=axis, keepdims=keepdims)),
+)
+row("reduce_sum", gt.reduce_sum, np.sum, [((0,),), ((0, 3),)], case="empty")
+row("reduce_sum", lambda x: gt.reduce_sum(x, axis=0), lambda x: np.sum(x, axis=0), [((0, 3),)], case="empty_axis0")
+row("reduce_logsumexp", lambda x: gt.reduce_logsumexp(x, axis=1), lambda x: np.log(np.sum(np.exp(x), axis=1)), [((2, 3),)], sample=interval(20.0, 30.0), case="large")
+
+for _case, _kw, _ref, _s in [
+    ("euclidean", {}, lambda x: np.sqrt(np.sum(x * x)), normal),
+    ("euclidean_axis1", {"axis": 1}, lambda x: np.sqrt(np.sum(x * x, axis=1)), normal),
+    ("euclidean_keepdims", {"axis": -1, "keepdims": True}, lambda x: np.sqrt(np.sum(x * x, axis=-1, keepdims=True)), normal),
+    ("ord1", {"ord": 1}, lambda x: np.sum(np.abs(x)), away0),
+    ("ord_inf_axis0", {"ord": np.inf, "axis": 0}, lambda x: np.max(np.abs(x), axis=0), distinct),
+    ("ord3", {"ord": 3}, lambda x: np.sum(np.abs(x) ** 3) ** (1 / 3), away0),
+]:
+    row("norm", (lambda kw: lambda x: gt.norm(x, **kw))(_kw), _ref, MATRIX, sample=_s, case=_case)
+row("norm", lambda x: gt.norm(gt.complex(x, 2.0 * x)), lambda x: np.sqrt(5.0 * np.sum(x * x)), MATRIX, case="complex")
+
+for _case, _kw in [
+    ("axis0", {}),
+    ("axis1", {"axis": 1}),
+    ("axis-1_exclusive", {"axis": -1, "exclusive": True}),
+    ("axis0_reverse", {"axis": 0, "reverse": True}),
+    ("exclusive_reverse", {"axis": 1, "exclusive": True, "reverse": True}),
+]:
+
+    def _np_scan(op, axis=0, exclusive=False, reverse=False):
+        def ref(x):
+            y = np.flip(x, axis) if reverse else x
+            c = op(y, axis=axis)
+            if exclusive:
+                ident = 0.0 if op is np.cumsum else 1.0
+                c = np.concatenate([np.full_like(np.take(c, [0], axis), ident), np.delete(c, -1, axis)], axis)
+            return np.flip(c, axis) if reverse else c
+
+        return ref
+
+    row("cumsum", (lambda kw: lambda x: gt.cumsum(x, **kw))(_kw), _np_scan(np.cumsum, **_kw), MATRIX, case=_case)
+    row("cumprod", (lambda kw: lambda x: gt.cumprod(x, **kw))(_kw), _np_scan(np.cumprod, **_kw), MATRIX, sample=away0, case=_case)
+
+# ----------------------------------------------------------------------------- shapes
+row("reshape", lambda x: gt.reshape(x, [3, 2]), lambda x: x.reshape(3, 2), MATRIX, case="3x2")
+row("reshape", lambda x: gt.reshape(x, [-1]), lambda x: x.reshape(-1), [((2, 3),), ((0, 3),)], case="flatten")
+row("reshape", lambda x: gt.reshape(x, [1, 1]), lambda x: x.reshape(1, 1), [((),)], case="scalar")
+row("reshape", lambda x: gt.reshape(x, (2, -1, 1)), lambda x: x.reshape(2, -1, 1), CUBE, case="infer")
+row("transpose", gt.transpose, np.transpose, [((3,),), ((2, 3),), ((2, 3, 4),)])
+row("transpose", lambda x: gt.transpose(x, perm=[1, 0, 2]), lambda x: np.transpose(x, (1, 0, 2)), CUBE, case="perm")
+row("transpose", lambda x: gt.transpose(x, perm=[2, 0, 1], conjugate=True), lambda x: np.transpose(x, (2, 0, 1)), CUBE, case="perm_conj")
+row("expand_dims", lambda x: gt.expand_dims(x, 0), lambda x: np.expand_dims(x, 0), UNARY, case="0")
+row("expand_dims", lambda x: gt.expand_dims(x, -1), lambda x: np.expand_dims(x, -1), UNARY, case="-1")
+row("expand_dims", lambda x: gt.expand_dims(x, 1), lambda x: np.expand_dims(x, 1), MATRIX, case="1")
+row("squeeze", gt.squeeze, np.squeeze, [((1, 3, 1),), ((1,),), ((2, 3),)])
+row("squeeze", lambda x: gt.squeeze(x, axis=[0]), lambda x: np.squeeze(x, 0), [((1, 3, 1),)], case="axis0")
+row("squeeze", lambda x: gt.squeeze(x, axis=-1), lambda x: np.squeeze(x, -1), [((1, 3, 1),)], case="axis-1")
+for _src, _dst in [((3,), (2, 3)), ((1, 3), (4, 3)), ((), (2, 2)), ((2, 1), (2, 3)), ((2, 1, 3), (4, 2, 5, 3))]:
+    row(
+        "broadcast_to",
+        (lambda d: lambda x: gt.broadcast_to(x, d))(_dst),
+        (lambda d: lambda x: np.broadcast_to(x, d))(_dst),
+        [(_src,)],
+        case="x".join(map(str, _src)) + "_to_" + "x".join(map(str, _dst)),
+    )
+
+# ----------------------------------------------------------------------------- indexing
+for _case, _key, _shape in [
+    ("int", 1, (3,)),
+    ("neg_int", -1, (2, 3)),
+    ("slice", slice(1, 3), (4,)),
+    ("neg_step", slice(None, None, -1), (4,)),
+    ("neg_step2", slice(None, None, -2), (5,)),
+    ("neg_start_stop", (slice(-1, 0, -1), slice(None)), (3, 2)),
+    ("steps2d", (slice(None, None, 2), slice(None, None, -1)), (3, 4)),
+    ("ellipsis_int", (Ellipsis, 0), (2, 3, 2)),
+    ("newaxis", (None, slice(None), 1), (3, 2)),
+    ("col_newaxis", (slice(None), None), (3,)),
+    ("ellipsis_newaxis", (Ellipsis, None), (2, 3)),
+    ("empty", slice(5, None), (3,)),
+    ("out_of_range_slice", slice(-10, 10), (3,)),
+]:
+    row(
+        "__getitem__",
+        (lambda k: lambda x: x[k])(_key),
+        (lambda k: lambda x: x[k])(_key),
+        [(_shape,)],
+        case=_case,
+    )
+row("__getitem__", lambda x: x[gt.constant(1)], lambda x: x[1], [((3, 2),)], case="tensor_int")
+
+# ----------------------------------------------------------------------------- matmul
+_MM = [((2, 3), (3, 4)), ((2, 2, 3), (3, 4)), ((1, 2, 3), (2, 3, 2)), ((1, 1), (1, 1)), ((0, 3), (3, 2))]
+row("matmul", gt.matmul, np.matmul, _MM)
+row("__matmul__", lambda a, b: a @ b, np.matmul, _MM[:3])
+row("matmul", lambda a, b: gt.matmul(a, b, transpose_a=True), lambda a, b: np.swapaxes(a, -1, -2) @ b, [((3, 2), (3, 4)), ((2, 3, 2), (3, 4))], case="transpose_a")
+row("matmul", lambda a, b: gt.matmul(a, b, transpose_b=True), lambda a, b: a @ np.swapaxes(b, -1, -2), [((2, 3), (4, 3)), ((2, 3), (2, 4, 3))], case="transpose_b")
+row(
+    "matmul",
+    lambda a, b: gt.matmul(a, b, transpose_a=True, transpose_b=True),
+    lambda a, b: np.swapaxes(a, -1, -2) @ np.swapaxes(b, -1, -2),
+    [((3, 2), (4, 3))],
+    case="transpose_ab",
+)
+row("matmul", lambda a, b: gt.linalg.matmul(a, b, adjoint_a=True), lambda a, b: a.T @ b, [((3, 2), (3, 4))], case="adjoint_a_real")
+
+
+# ----------------------------------------------------------------------------- coverage lists
+NOT_DIFFERENTIABLE = [
+    # comparisons and logic: bool outputs
+    "equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
+    "logical_and", "logical_or", "logical_xor", "logical_not", "reduce_any", "reduce_all",
+    # integer-valued / piecewise constant, recorded with no gradient (TF: None)
+    "floordiv",
+    # creation: no tensor inputs
+    "constant", "convert_to_tensor", "zeros", "ones", "zeros_like", "ones_like", "fill",
+    "eye", "range", "linspace",
+    # gradient blocked by definition (test_stop_gradient_gives_none checks it)
+    "stop_gradient",
+]
+
+# Ops being added in another branch: the lead moves them into rows after merging.
+PENDING = [
+    "concat", "stack", "unstack", "split", "tile", "pad", "gather", "gather_nd",
+    "boolean_mask", "reverse", "roll", "one_hot", "argmax", "argmin", "argsort", "sort",
+    "top_k", "softmax", "log_softmax", "clip_by_value", "leaky_relu", "relu6", "selu", "gelu",
+    "silu", "swish", "log_sigmoid", "sigmoid_cross_entropy_with_logits",
+    "softmax_cross_entropy_with_logits", "sparse_softmax_cross_entropy_with_logits",
+    "l2_loss", "einsum", "tensordot", "reduce_euclidean_norm", "cumulative_logsumexp",
+    "divide_no_nan", "xlogy", "xdivy", "lgamma", "digamma", "segment_sum",
+    "unsorted_segment_sum", "scatter_nd", "tensor_scatter_nd_update", "shape", "size", "rank",
+    "trace", "diag", "diag_part", "matrix_transpose", "inv", "det", "cholesky", "solve",
+    "moments", "l2_normalize", "dropout", "bias_add", "atanh", "asinh", "acosh", "round",
+    "floor", "ceil", "is_nan", "is_inf", "is_finite", "squared_norm", "matvec",
+    "batch_jacobian", "jacobian",
+]
