@@ -142,3 +142,140 @@ pub fn record_custom(
     );
     Ok(outs)
 }
+
+// ---------------------------------------------------------------------------
+// Registered gradients and overrides of built-in rules.
+// ---------------------------------------------------------------------------
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::sync::{LazyLock, RwLock};
+
+/// What a registered gradient function sees of the op it differentiates.
+/// TF equivalent: the `op` argument of a `tf.RegisterGradient` function.
+pub struct OpInfo<'a> {
+    /// TF op type of the op being differentiated ("Square", "MatMul", ...).
+    pub op_type: &'static str,
+    pub inputs: &'a [Tensor],
+    pub outputs: &'a [Tensor],
+}
+
+/// A registered gradient function: `(op, output gradients) → input gradients`.
+pub type RegisteredFn = dyn Fn(&OpInfo<'_>, &[Tensor]) -> Result<Vec<Option<Tensor>>> + Send + Sync;
+
+static REGISTRY: LazyLock<RwLock<HashMap<String, Arc<RegisteredFn>>>> =
+    LazyLock::new(|| RwLock::new(HashMap::new()));
+
+thread_local! {
+    /// Active override maps on this thread (innermost last): op type → registered name.
+    static OVERRIDES: RefCell<Vec<HashMap<String, String>>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Registers a gradient function under `name`. TF equivalent: `tf.RegisterGradient`.
+/// Registering a name twice is an error, as in TF.
+pub fn register_gradient(
+    name: &str,
+    f: impl Fn(&OpInfo<'_>, &[Tensor]) -> Result<Vec<Option<Tensor>>> + Send + Sync + 'static,
+) -> Result<()> {
+    let mut reg = REGISTRY.write().unwrap_or_else(|e| e.into_inner());
+    if reg.contains_key(name) {
+        return Err(Error::invalid(
+            "RegisterGradient",
+            format!("Registering two gradient with name '{name}'!"),
+        ));
+    }
+    reg.insert(name.to_string(), Arc::new(f));
+    Ok(())
+}
+
+/// Keeps a gradient override map in force on this thread until dropped.
+pub struct OverrideScope {
+    _private: (),
+}
+
+impl Drop for OverrideScope {
+    fn drop(&mut self) {
+        OVERRIDES.with(|o| {
+            o.borrow_mut().pop();
+        });
+    }
+}
+
+/// Ops recorded while the returned guard lives use the registered gradient named
+/// `map[op_type]` instead of their built-in rule. TF equivalent:
+/// `Graph.gradient_override_map`. Every name must be registered.
+pub fn gradient_override_map(map: &[(&str, &str)]) -> Result<OverrideScope> {
+    let reg = REGISTRY.read().unwrap_or_else(|e| e.into_inner());
+    for (_, name) in map {
+        if !reg.contains_key(*name) {
+            return Err(Error::invalid(
+                "gradient_override_map",
+                format!("no gradient registered under the name '{name}'"),
+            ));
+        }
+    }
+    let m: HashMap<String, String> = map
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    OVERRIDES.with(|o| o.borrow_mut().push(m));
+    Ok(OverrideScope { _private: () })
+}
+
+/// The overriding rule for `op_type` in scope on this thread, if any.
+pub(crate) fn override_for(op_type: &'static str) -> Option<Arc<dyn Op>> {
+    let name = OVERRIDES.with(|o| {
+        let o = o.borrow();
+        o.iter().rev().find_map(|m| m.get(op_type).cloned())
+    })?;
+    let f = REGISTRY
+        .read()
+        .unwrap_or_else(|e| e.into_inner())
+        .get(&name)?
+        .clone();
+    Some(Arc::new(Overridden { op_type, f }))
+}
+
+/// A recorded op whose rule is a registered gradient function.
+struct Overridden {
+    op_type: &'static str,
+    f: Arc<RegisteredFn>,
+}
+
+impl Op for Overridden {
+    fn name(&self) -> &'static str {
+        self.op_type
+    }
+    fn saves(&self) -> Saves {
+        Saves {
+            inputs: 0xff,
+            outputs: 0xff,
+        }
+    }
+    fn vjp(&self, cx: &VjpCx<'_>, dys: &[Tensor]) -> Result<Grads> {
+        let inputs: Vec<Tensor> = (0..cx.num_inputs())
+            .map(|i| cx.input(i).cloned())
+            .collect::<Result<_>>()?;
+        let outputs: Vec<Tensor> = (0..dys.len())
+            .map(|i| cx.output(i).cloned())
+            .collect::<Result<_>>()?;
+        let info = OpInfo {
+            op_type: self.op_type,
+            inputs: &inputs,
+            outputs: &outputs,
+        };
+        let g = (self.f)(&info, dys)?;
+        if g.len() != inputs.len() {
+            return Err(Error::invalid(
+                "RegisterGradient",
+                format!(
+                    "the gradient registered for {} returned {} gradients for {} inputs",
+                    self.op_type,
+                    g.len(),
+                    inputs.len()
+                ),
+            ));
+        }
+        Ok(g.into_iter().collect())
+    }
+}

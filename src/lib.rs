@@ -50,7 +50,7 @@ pub mod variable;
 #[cfg(feature = "python")]
 mod python;
 
-pub use custom::custom_gradient;
+pub use custom::{custom_gradient, gradient_override_map, register_gradient};
 pub use dtype::DType;
 pub use error::{Error, Result};
 pub use tape::{GradientTape, Source, UnconnectedGradients};

@@ -138,3 +138,28 @@ fn failed_op_leaves_tape_unchanged() {
     assert!(ops::add(&a, &b).is_err());
     assert_eq!(g.num_nodes(), 0);
 }
+
+#[test]
+fn registered_gradient_overrides_a_builtin_rule_in_scope() {
+    gradtape::register_gradient("RustTripleExp", |info, dys| {
+        Ok(vec![Some(ops::mul(
+            &dys[0],
+            &ops::mul(&info.outputs[0], &Tensor::scalar(3.0f32))?,
+        )?)])
+    })
+    .unwrap();
+    let x = Tensor::scalar(0.0f32);
+    let g = GradientTape::persistent();
+    let (a, b) = {
+        let _r = g.enter();
+        g.watch(&x);
+        let a = {
+            let _o = gradtape::gradient_override_map(&[("Exp", "RustTripleExp")]).unwrap();
+            ops::exp(&x).unwrap()
+        };
+        (a, ops::exp(&x).unwrap())
+    };
+    assert_eq!(val(&g.gradient1(&a, &x).unwrap().unwrap()), 3.0);
+    assert_eq!(val(&g.gradient1(&b, &x).unwrap().unwrap()), 1.0);
+    assert!(gradtape::gradient_override_map(&[("Exp", "Missing")]).is_err());
+}

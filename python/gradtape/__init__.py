@@ -19,6 +19,7 @@ from ._gradtape import (
 from . import activations, dtypes, errors, initializers, linalg, math, nn, random
 from ._shape import TensorShape
 from ._custom_gradient import custom_gradient
+from ._registry import RegisterGradient, gradient_override, gradient_override_map
 from ._tape import GradientTape, UnconnectedGradients
 from ._variable import Variable
 from . import layers, optimizers

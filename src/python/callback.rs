@@ -88,8 +88,69 @@ fn _record_custom(
     Ok(outs.into_iter().map(PyTensor::from).collect())
 }
 
+/// Registers `f(op, *grads)` as the gradient function `name` (TF's
+/// `RegisterGradient`). `op` has `.type`, `.inputs` and `.outputs`.
+#[pyfunction]
+fn _register_gradient(name: &str, f: Py<PyAny>) -> PyResult<()> {
+    let f = Arc::new(f);
+    crate::custom::register_gradient(name, move |info, dys| {
+        Python::attach(|py| -> PyResult<Vec<Option<Tensor>>> {
+            let ns = py.import("types")?.getattr("SimpleNamespace")?;
+            let kw = pyo3::types::PyDict::new(py);
+            kw.set_item("type", info.op_type)?;
+            kw.set_item(
+                "inputs",
+                PyList::new(py, info.inputs.iter().map(|t| PyTensor::from(t.clone())))?,
+            )?;
+            kw.set_item(
+                "outputs",
+                PyList::new(py, info.outputs.iter().map(|t| PyTensor::from(t.clone())))?,
+            )?;
+            let op = ns.call((), Some(&kw))?;
+            let mut args = vec![op];
+            for d in dys {
+                args.push(Bound::new(py, PyTensor::from(d.clone()))?.into_any());
+            }
+            let r = f.bind(py).call1(pyo3::types::PyTuple::new(py, args)?)?;
+            let list = if r.is_instance_of::<PyList>() || r.is_instance_of::<pyo3::types::PyTuple>()
+            {
+                PyList::new(py, r.try_iter()?.collect::<PyResult<Vec<_>>>()?)?
+            } else {
+                PyList::new(py, [r])?
+            };
+            grads_from(py, list.as_any(), info.inputs)
+        })
+        .map_err(Error::Python)
+    })?;
+    Ok(())
+}
+
+/// A gradient override map in force on this thread until `close()`.
+#[pyclass(unsendable, name = "_OverrideScope", module = "gradtape")]
+struct PyOverrideScope {
+    scope: Option<crate::custom::OverrideScope>,
+}
+
+#[pymethods]
+impl PyOverrideScope {
+    fn close(&mut self) {
+        self.scope.take();
+    }
+}
+
+#[pyfunction]
+fn _override_scope(map: Vec<(String, String)>) -> PyResult<PyOverrideScope> {
+    let pairs: Vec<(&str, &str)> = map.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+    Ok(PyOverrideScope {
+        scope: Some(crate::custom::gradient_override_map(&pairs)?),
+    })
+}
+
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_run_unrecorded, m)?)?;
     m.add_function(wrap_pyfunction!(_record_custom, m)?)?;
+    m.add_function(wrap_pyfunction!(_register_gradient, m)?)?;
+    m.add_function(wrap_pyfunction!(_override_scope, m)?)?;
+    m.add_class::<PyOverrideScope>()?;
     Ok(())
 }

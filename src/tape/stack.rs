@@ -75,7 +75,15 @@ fn record_slow<O: Op>(stack: &[Arc<TapeCell>], op: O, inputs: &[&Tensor], output
             continue;
         }
         let op = shared
-            .get_or_insert_with(|| Arc::new(op.take().expect("taken once")))
+            .get_or_insert_with(|| {
+                let op = op.take().expect("taken once");
+                // A gradient override in scope replaces the op's rule (TF's
+                // gradient_override_map): decided when the op is recorded.
+                match crate::custom::override_for(op.name()) {
+                    Some(rule) => rule,
+                    None => Arc::new(op),
+                }
+            })
             .clone();
         let saves = op.saves();
         let node = Node {

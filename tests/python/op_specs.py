@@ -487,7 +487,7 @@ NOT_DIFFERENTIABLE = [
 ]
 
 # Public callables that are not ops (decorators, tape helpers): no row expected.
-NOT_OPS = ["custom_gradient"]
+NOT_OPS = ["custom_gradient", "gradient_override", "gradient_override_map"]
 
 # Ops being added in another branch: the lead moves them into rows after merging.
 PENDING = [
