@@ -16,6 +16,11 @@ from ._gradtape import (
     rsqrt, sigmoid, sign, sin, sinh, sqrt, square, squared_difference, squeeze,
     stop_gradient, subtract, tan, tanh, transpose, truediv, where, zeros, zeros_like,
 )
+from ._gradtape import (
+    argmax, argmin, boolean_mask, clip_by_norm, clip_by_value, concat, floor, gather,
+    gather_nd, one_hot, pad, rank, round, shape, size, slice, split, stack, tensordot,
+    tile, unstack,
+)
 from . import activations, dtypes, errors, initializers, linalg, math, nn, random
 from ._shape import TensorShape
 from ._custom_gradient import custom_gradient

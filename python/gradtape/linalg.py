@@ -7,9 +7,10 @@ gt.Tensor(
  [1.]], shape=(2, 1), dtype=float32)
 """
 
-from ._gradtape import eye, matmul
+from ._gradtape import eye, matmul, tensordot
+from .math import l2_normalize
 
-__all__ = ["eye", "matmul", "norm"]
+__all__ = ["eye", "l2_normalize", "matmul", "norm", "tensordot"]
 
 
 def norm(tensor, ord="euclidean", axis=None, keepdims=False, name=None):

@@ -16,6 +16,7 @@ from ._gradtape import (
     reduce_min, reduce_prod, reduce_sum, rsqrt, sigmoid, sign, sin, sinh, softplus, sqrt,
     square, squared_difference, subtract, tan, tanh, truediv,
 )
+from ._gradtape import argmax, argmin, ceil, floor, log_softmax, round, softmax
 from ._gradtape import cast as _cast
 from ._gradtape import convert_to_tensor as _convert
 from ._gradtape import where as _where
@@ -42,8 +43,8 @@ def reduce_std(input_tensor, axis=None, keepdims=False, name=None):
     """Standard deviation over ``axis``. TF equivalent: ``tf.math.reduce_std``.
 
     >>> import gradtape as gt
-    >>> round(float(gt.math.reduce_std(gt.constant([1.0, 3.0]))), 6)
-    1.0
+    >>> print(f"{float(gt.math.reduce_std(gt.constant([1.0, 3.0]))):.6f}")
+    1.000000
     """
     return sqrt(reduce_variance(input_tensor, axis=axis, keepdims=keepdims))
 
@@ -53,7 +54,7 @@ def reduce_logsumexp(input_tensor, axis=None, keepdims=False, name=None):
     ``tf.math.reduce_logsumexp``.
 
     >>> import gradtape as gt
-    >>> round(float(gt.math.reduce_logsumexp(gt.constant([0.0, 0.0]))), 6)
+    >>> print(f"{float(gt.math.reduce_logsumexp(gt.constant([0.0, 0.0]))):.6f}")
     0.693147
     """
     from ._gradtape import stop_gradient
@@ -90,3 +91,19 @@ def reduce_all(input_tensor, axis=None, keepdims=False, name=None):
     """
     x = _cast(_convert(input_tensor), "int32")
     return greater(reduce_min(x, axis=axis, keepdims=keepdims), 0)
+
+
+def l2_normalize(x, axis=None, epsilon=1e-12, name=None, dim=None):
+    """``x / sqrt(max(sum(x**2), epsilon))`` over ``axis``. TF equivalent:
+    ``tf.math.l2_normalize`` (also ``gt.nn.l2_normalize``).
+
+    >>> import gradtape as gt
+    >>> print(gt.math.l2_normalize(gt.constant([3.0, 4.0])))
+    gt.Tensor([0.6 0.8], shape=(2,), dtype=float32)
+    """
+    if dim is not None:
+        axis = dim
+    x = _convert(x)
+    square_sum = reduce_sum(square(x), axis=axis, keepdims=True)
+    x_inv_norm = rsqrt(maximum(square_sum, epsilon))
+    return multiply(x, x_inv_norm)

@@ -15,7 +15,8 @@ py_unary! {
     erf => ops::erf, relu => ops::relu, elu => ops::elu, softplus => ops::softplus,
     softsign => ops::softsign, conj => ops::conj, real => ops::real, imag => ops::imag,
     angle => ops::angle, logical_not => ops::logical_not, identity => ops::identity,
-    stop_gradient => ops::stop_gradient,
+    stop_gradient => ops::stop_gradient, round => ops::round, floor => ops::floor,
+    ceil => ops::ceil,
 }
 
 py_binary! {
@@ -49,6 +50,40 @@ fn where_(
     let (a, b) = super::pair(x, y)?;
     let n = a.size().max(b.size());
     Ok(crate::python::heavy(py, n, || ops::where_(&c, &a, &b))?.into())
+}
+
+/// TF equivalent: `tf.clip_by_value`.
+#[pyfunction]
+#[pyo3(signature = (t, clip_value_min, clip_value_max, name=None))]
+fn clip_by_value(
+    py: Python<'_>,
+    t: &Bound<'_, PyAny>,
+    clip_value_min: &Bound<'_, PyAny>,
+    clip_value_max: &Bound<'_, PyAny>,
+    name: Option<&Bound<'_, PyAny>>,
+) -> PyResult<PyTensor> {
+    let _ = name;
+    let x = crate::python::convert::to_tensor(t, None)?;
+    let lo = crate::python::convert::to_tensor(clip_value_min, Some(x.dtype()))?;
+    let hi = crate::python::convert::to_tensor(clip_value_max, Some(x.dtype()))?;
+    Ok(crate::python::heavy(py, x.size(), || ops::clip_by_value(&x, &lo, &hi))?.into())
+}
+
+/// TF equivalent: `tf.clip_by_norm`.
+#[pyfunction]
+#[pyo3(signature = (t, clip_norm, axes=None, name=None))]
+fn clip_by_norm(
+    py: Python<'_>,
+    t: &Bound<'_, PyAny>,
+    clip_norm: &Bound<'_, PyAny>,
+    axes: Option<&Bound<'_, PyAny>>,
+    name: Option<&Bound<'_, PyAny>>,
+) -> PyResult<PyTensor> {
+    let _ = name;
+    let x = crate::python::convert::to_tensor(t, None)?;
+    let c = crate::python::convert::to_tensor(clip_norm, Some(x.dtype()))?;
+    let axes = super::axes_arg(axes)?;
+    Ok(crate::python::heavy(py, x.size(), || ops::clip_by_norm(&x, &c, axes.as_deref()))?.into())
 }
 
 pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -111,7 +146,12 @@ pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
         logical_or,
         logical_xor,
         complex,
-        where_
+        where_,
+        round,
+        floor,
+        ceil,
+        clip_by_value,
+        clip_by_norm
     );
     Ok(())
 }

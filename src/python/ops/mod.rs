@@ -5,6 +5,7 @@
 mod create;
 mod linalg;
 mod math;
+mod nn;
 mod reduce;
 mod shape;
 
@@ -19,6 +20,7 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     create::register(m)?;
     linalg::register(m)?;
     math::register(m)?;
+    nn::register(m)?;
     reduce::register(m)?;
     shape::register(m)?;
     Ok(())

@@ -40,6 +40,23 @@ macro_rules! py_scan {
 }
 py_scan! { cumsum => ops::cumsum, cumprod => ops::cumprod }
 
+macro_rules! py_arg {
+    ($($py:ident => $f:path),* $(,)?) => {$(
+        #[pyfunction]
+        #[pyo3(signature = (input, axis=None, output_type=None, name=None))]
+        fn $py(input: &Bound<'_, PyAny>, axis: Option<isize>, output_type: Option<&Bound<'_, PyAny>>, name: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
+            let _ = name;
+            let x = to_tensor(input, None)?;
+            let dt = match output_type {
+                Some(d) if !d.is_none() => crate::python::convert::to_dtype(d)?,
+                _ => crate::DType::I64,
+            };
+            Ok($f(&x, axis, dt)?.into())
+        }
+    )*};
+}
+py_arg! { argmax => ops::argmax, argmin => ops::argmin }
+
 pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     for f in [
         wrap_pyfunction!(reduce_sum, m)?,
@@ -49,6 +66,8 @@ pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
         wrap_pyfunction!(reduce_prod, m)?,
         wrap_pyfunction!(cumsum, m)?,
         wrap_pyfunction!(cumprod, m)?,
+        wrap_pyfunction!(argmax, m)?,
+        wrap_pyfunction!(argmin, m)?,
     ] {
         m.add_function(f)?;
     }

@@ -2,11 +2,16 @@
 
 use pyo3::prelude::*;
 
+use pyo3::exceptions::{PyTypeError, PyValueError};
+
 use super::{axes_arg, dims_arg, shape_arg};
+use crate::dtype::DType;
 use crate::ops;
-use crate::python::convert::to_tensor;
+use crate::python::convert::{as_tensor, to_dtype, to_tensor};
+use crate::python::errors::InvalidArgumentError;
 use crate::python::heavy;
 use crate::python::tensor::PyTensor;
+use crate::tensor::Tensor;
 
 /// TF equivalent: `tf.reshape` (one entry may be -1).
 #[pyfunction]
@@ -93,6 +98,369 @@ fn broadcast_to(
     Ok(heavy(py, n, || ops::broadcast_to(&x, &s))?.into())
 }
 
+/// Converts a list of tensor-likes; Python values take the first tensor's dtype.
+fn tensor_list(values: &Bound<'_, PyAny>) -> PyResult<Vec<Tensor>> {
+    let items: Vec<Bound<'_, PyAny>> = if as_tensor(values).is_some() {
+        // A single tensor: its rows (TF unstacks it).
+        let t = to_tensor(values, None)?;
+        return Ok(ops::unstack(&t, None, 0)?);
+    } else {
+        values.try_iter()?.collect::<PyResult<_>>()?
+    };
+    let hint = items.iter().find_map(|it| as_tensor(it)).map(|t| t.dtype());
+    items.iter().map(|it| to_tensor(it, hint)).collect()
+}
+
+/// An int argument that may also be a scalar int tensor.
+fn int_arg(ob: &Bound<'_, PyAny>, what: &str) -> PyResult<i64> {
+    if let Ok(i) = ob.extract::<i64>() {
+        return Ok(i);
+    }
+    match as_tensor(ob) {
+        Some(t) if t.size() == 1 && t.dtype().is_integer() => Ok(t.to_f64_scalar()? as i64),
+        _ => Err(PyTypeError::new_err(format!(
+            "{what} must be an int, got {}",
+            ob.repr()?
+        ))),
+    }
+}
+
+fn opt_axis(axis: Option<&Bound<'_, PyAny>>) -> PyResult<Option<isize>> {
+    match axis {
+        Some(a) if !a.is_none() => Ok(Some(int_arg(a, "axis")? as isize)),
+        _ => Ok(None),
+    }
+}
+
+fn dtype_arg(d: Option<&Bound<'_, PyAny>>, default: DType) -> PyResult<DType> {
+    match d {
+        Some(d) if !d.is_none() => to_dtype(d),
+        _ => Ok(default),
+    }
+}
+
+/// TF equivalent: `tf.concat`.
+#[pyfunction]
+#[pyo3(signature = (values, axis, name=None))]
+fn concat(
+    py: Python<'_>,
+    values: &Bound<'_, PyAny>,
+    axis: &Bound<'_, PyAny>,
+    name: Option<&Bound<'_, PyAny>>,
+) -> PyResult<PyTensor> {
+    let _ = name;
+    let xs = tensor_list(values)?;
+    let axis = int_arg(axis, "axis")? as isize;
+    let n = xs.iter().map(|t| t.size()).sum();
+    Ok(heavy(py, n, || ops::concat(&xs, axis))?.into())
+}
+
+/// TF equivalent: `tf.stack`.
+#[pyfunction]
+#[pyo3(signature = (values, axis=0, name=None))]
+fn stack(
+    py: Python<'_>,
+    values: &Bound<'_, PyAny>,
+    axis: isize,
+    name: Option<&Bound<'_, PyAny>>,
+) -> PyResult<PyTensor> {
+    let _ = name;
+    let xs = tensor_list(values)?;
+    let n = xs.iter().map(|t| t.size()).sum();
+    Ok(heavy(py, n, || ops::stack(&xs, axis))?.into())
+}
+
+/// TF equivalent: `tf.unstack` (returns a list).
+#[pyfunction]
+#[pyo3(signature = (value, num=None, axis=0, name=None))]
+fn unstack(
+    py: Python<'_>,
+    value: &Bound<'_, PyAny>,
+    num: Option<usize>,
+    axis: isize,
+    name: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Vec<PyTensor>> {
+    let _ = name;
+    let x = to_tensor(value, None)?;
+    let parts = heavy(py, x.size(), || ops::unstack(&x, num, axis))?;
+    Ok(parts.into_iter().map(Into::into).collect())
+}
+
+/// TF equivalent: `tf.split` (returns a list).
+#[pyfunction]
+#[pyo3(signature = (value, num_or_size_splits, axis=0, num=None, name=None))]
+fn split(
+    py: Python<'_>,
+    value: &Bound<'_, PyAny>,
+    num_or_size_splits: &Bound<'_, PyAny>,
+    axis: isize,
+    num: Option<usize>,
+    name: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Vec<PyTensor>> {
+    let _ = (name, num);
+    let x = to_tensor(value, None)?;
+    let spec = match num_or_size_splits.extract::<i64>() {
+        Ok(n) if n >= 0 => ops::SplitSpec::Num(n as usize),
+        Ok(n) => {
+            return Err(PyValueError::new_err(format!(
+                "num_or_size_splits must be positive, got {n}"
+            )))
+        }
+        Err(_) => match as_tensor(num_or_size_splits) {
+            Some(t) if t.ndim() == 0 && t.dtype().is_integer() => {
+                ops::SplitSpec::Num(t.to_f64_scalar()? as usize)
+            }
+            _ => ops::SplitSpec::Sizes(shape_arg(num_or_size_splits)?),
+        },
+    };
+    let parts = heavy(py, x.size(), || ops::split(&x, &spec, axis))?;
+    Ok(parts.into_iter().map(Into::into).collect())
+}
+
+/// TF equivalent: `tf.tile`.
+#[pyfunction]
+#[pyo3(signature = (input, multiples, name=None))]
+fn tile(
+    py: Python<'_>,
+    input: &Bound<'_, PyAny>,
+    multiples: &Bound<'_, PyAny>,
+    name: Option<&Bound<'_, PyAny>>,
+) -> PyResult<PyTensor> {
+    let _ = name;
+    let x = to_tensor(input, None)?;
+    let m = dims_arg(multiples)?;
+    let n = x.size() * m.iter().product::<usize>();
+    Ok(heavy(py, n, || ops::tile(&x, &m))?.into())
+}
+
+/// TF equivalent: `tf.pad` (modes CONSTANT, REFLECT, SYMMETRIC).
+#[pyfunction]
+#[pyo3(signature = (tensor, paddings, mode="CONSTANT", constant_values=None, name=None))]
+fn pad(
+    py: Python<'_>,
+    tensor: &Bound<'_, PyAny>,
+    paddings: &Bound<'_, PyAny>,
+    mode: &str,
+    constant_values: Option<&Bound<'_, PyAny>>,
+    name: Option<&Bound<'_, PyAny>>,
+) -> PyResult<PyTensor> {
+    let _ = name;
+    let x = to_tensor(tensor, None)?;
+    let p = to_tensor(paddings, Some(DType::I64))?;
+    if !p.dtype().is_integer() || p.ndim() != 2 || p.shape()[1] != 2 {
+        return Err(InvalidArgumentError::new_err(format!(
+            "paddings must be a matrix of integers with 2 columns, got shape {:?} and dtype {}",
+            p.shape(),
+            p.dtype().name()
+        )));
+    }
+    let v = ops::cast(&p, DType::I64)?.to_vec::<i64>()?;
+    if v.iter().any(|&d| d < 0) {
+        return Err(InvalidArgumentError::new_err(format!(
+            "paddings must be non-negative, got {v:?}"
+        )));
+    }
+    let pairs: Vec<(usize, usize)> = v
+        .chunks(2)
+        .map(|c| (c[0] as usize, c[1] as usize))
+        .collect();
+    let mode = ops::PadMode::parse(mode)?;
+    let cv = match constant_values {
+        Some(c) if !c.is_none() => Some(to_tensor(c, Some(x.dtype()))?),
+        _ => None,
+    };
+    Ok(heavy(py, x.size(), || ops::pad(&x, &pairs, mode, cv.as_ref()))?.into())
+}
+
+/// TF equivalent: `tf.slice`.
+#[pyfunction]
+#[pyo3(signature = (input_, begin, size, name=None))]
+fn slice(
+    py: Python<'_>,
+    input_: &Bound<'_, PyAny>,
+    begin: &Bound<'_, PyAny>,
+    size: &Bound<'_, PyAny>,
+    name: Option<&Bound<'_, PyAny>>,
+) -> PyResult<PyTensor> {
+    let _ = name;
+    let x = to_tensor(input_, None)?;
+    let b = shape_arg(begin)?;
+    let s = shape_arg(size)?;
+    Ok(heavy(py, x.size(), || ops::slice(&x, &b, &s))?.into())
+}
+
+/// TF equivalent: `tf.gather` (`batch_dims=0` only).
+#[pyfunction]
+#[pyo3(signature = (params, indices, validate_indices=None, axis=None, batch_dims=0, name=None))]
+fn gather(
+    py: Python<'_>,
+    params: &Bound<'_, PyAny>,
+    indices: &Bound<'_, PyAny>,
+    validate_indices: Option<&Bound<'_, PyAny>>,
+    axis: Option<&Bound<'_, PyAny>>,
+    batch_dims: isize,
+    name: Option<&Bound<'_, PyAny>>,
+) -> PyResult<PyTensor> {
+    let _ = (name, validate_indices);
+    let p = to_tensor(params, None)?;
+    let i = to_tensor(indices, None)?;
+    let axis = opt_axis(axis)?;
+    Ok(heavy(py, p.size(), || ops::gather(&p, &i, axis, batch_dims))?.into())
+}
+
+/// TF equivalent: `tf.gather_nd` (`batch_dims=0` only).
+#[pyfunction]
+#[pyo3(signature = (params, indices, batch_dims=0, name=None))]
+fn gather_nd(
+    py: Python<'_>,
+    params: &Bound<'_, PyAny>,
+    indices: &Bound<'_, PyAny>,
+    batch_dims: isize,
+    name: Option<&Bound<'_, PyAny>>,
+) -> PyResult<PyTensor> {
+    let _ = name;
+    if batch_dims != 0 {
+        return Err(InvalidArgumentError::new_err(format!(
+            "gather_nd: batch_dims={batch_dims} is not supported (only batch_dims=0)"
+        )));
+    }
+    let p = to_tensor(params, None)?;
+    let i = to_tensor(indices, None)?;
+    Ok(heavy(py, p.size(), || ops::gather_nd(&p, &i))?.into())
+}
+
+/// TF equivalent: `tf.one_hot` (default dtype float32, or that of on/off values).
+#[pyfunction]
+#[pyo3(signature = (indices, depth, on_value=None, off_value=None, axis=None, dtype=None, name=None))]
+#[allow(clippy::too_many_arguments)]
+fn one_hot(
+    indices: &Bound<'_, PyAny>,
+    depth: &Bound<'_, PyAny>,
+    on_value: Option<&Bound<'_, PyAny>>,
+    off_value: Option<&Bound<'_, PyAny>>,
+    axis: Option<&Bound<'_, PyAny>>,
+    dtype: Option<&Bound<'_, PyAny>>,
+    name: Option<&Bound<'_, PyAny>>,
+) -> PyResult<PyTensor> {
+    let _ = name;
+    let i = to_tensor(indices, None)?;
+    let depth = int_arg(depth, "depth")?;
+    if depth < 0 {
+        return Err(InvalidArgumentError::new_err(format!(
+            "depth must be non-negative, got: {depth}"
+        )));
+    }
+    let on = on_value.filter(|v| !v.is_none());
+    let off = off_value.filter(|v| !v.is_none());
+    let value_dtype = match on.or(off) {
+        Some(v) => Some(to_tensor(v, None)?.dtype()),
+        None => None,
+    };
+    let dt = dtype_arg(dtype, value_dtype.unwrap_or(DType::F32))?;
+    let scalar = |v: Option<&Bound<'_, PyAny>>, d: f64| -> PyResult<f64> {
+        match v {
+            Some(v) => Ok(to_tensor(v, Some(dt))?.to_f64_scalar()?),
+            None => Ok(d),
+        }
+    };
+    let (on, off) = (scalar(on, 1.0)?, scalar(off, 0.0)?);
+    let axis = opt_axis(axis)?.unwrap_or(-1);
+    Ok(ops::one_hot(&i, depth as usize, on, off, axis, dt)?.into())
+}
+
+/// TF equivalent: `tf.boolean_mask`.
+#[pyfunction]
+#[pyo3(signature = (tensor, mask, axis=None, name=None))]
+fn boolean_mask(
+    py: Python<'_>,
+    tensor: &Bound<'_, PyAny>,
+    mask: &Bound<'_, PyAny>,
+    axis: Option<&Bound<'_, PyAny>>,
+    name: Option<&Bound<'_, PyAny>>,
+) -> PyResult<PyTensor> {
+    let _ = name;
+    let x = to_tensor(tensor, None)?;
+    let m = to_tensor(mask, Some(DType::Bool))?;
+    let axis = opt_axis(axis)?.unwrap_or(0);
+    Ok(heavy(py, x.size(), || ops::boolean_mask(&x, &m, axis))?.into())
+}
+
+fn axes_list(ob: &Bound<'_, PyAny>) -> PyResult<Vec<isize>> {
+    if let Ok(i) = ob.extract::<isize>() {
+        return Ok(vec![i]);
+    }
+    Ok(shape_arg(ob)?.into_iter().map(|v| v as isize).collect())
+}
+
+/// TF equivalent: `tf.tensordot` (`axes`: an int, or a pair of axis lists).
+#[pyfunction]
+#[pyo3(signature = (a, b, axes, name=None))]
+fn tensordot(
+    py: Python<'_>,
+    a: &Bound<'_, PyAny>,
+    b: &Bound<'_, PyAny>,
+    axes: &Bound<'_, PyAny>,
+    name: Option<&Bound<'_, PyAny>>,
+) -> PyResult<PyTensor> {
+    let _ = name;
+    let (x, y) = super::pair(a, b)?;
+    let spec = if let Ok(n) = axes.extract::<i64>() {
+        if n < 0 {
+            return Err(PyValueError::new_err(format!(
+                "'axes' must be at least 0, got {n}"
+            )));
+        }
+        ops::TensordotAxes::N(n as usize)
+    } else if let Some(t) = as_tensor(axes).filter(|t| t.ndim() == 0) {
+        ops::TensordotAxes::N(t.to_f64_scalar()? as usize)
+    } else {
+        let items: Vec<Bound<'_, PyAny>> = axes.try_iter()?.collect::<PyResult<_>>()?;
+        if items.len() != 2 {
+            return Err(PyValueError::new_err(
+                "'axes' must be an integer or have length 2",
+            ));
+        }
+        ops::TensordotAxes::Pairs(axes_list(&items[0])?, axes_list(&items[1])?)
+    };
+    let n = x.size().max(y.size());
+    Ok(heavy(py, n, || ops::tensordot(&x, &y, &spec))?.into())
+}
+
+/// TF equivalent: `tf.shape`.
+#[pyfunction]
+#[pyo3(signature = (input, out_type=None, name=None))]
+fn shape(
+    input: &Bound<'_, PyAny>,
+    out_type: Option<&Bound<'_, PyAny>>,
+    name: Option<&Bound<'_, PyAny>>,
+) -> PyResult<PyTensor> {
+    let _ = name;
+    let x = to_tensor(input, None)?;
+    Ok(ops::shape(&x, dtype_arg(out_type, DType::I32)?)?.into())
+}
+
+/// TF equivalent: `tf.size`.
+#[pyfunction]
+#[pyo3(signature = (input, out_type=None, name=None))]
+fn size(
+    input: &Bound<'_, PyAny>,
+    out_type: Option<&Bound<'_, PyAny>>,
+    name: Option<&Bound<'_, PyAny>>,
+) -> PyResult<PyTensor> {
+    let _ = name;
+    let x = to_tensor(input, None)?;
+    Ok(ops::size(&x, dtype_arg(out_type, DType::I32)?)?.into())
+}
+
+/// TF equivalent: `tf.rank`.
+#[pyfunction]
+#[pyo3(signature = (input, name=None))]
+fn rank(input: &Bound<'_, PyAny>, name: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
+    let _ = name;
+    let x = to_tensor(input, None)?;
+    Ok(ops::rank(&x)?.into())
+}
+
 pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     for f in [
         wrap_pyfunction!(reshape, m)?,
@@ -100,6 +468,21 @@ pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
         wrap_pyfunction!(expand_dims, m)?,
         wrap_pyfunction!(squeeze, m)?,
         wrap_pyfunction!(broadcast_to, m)?,
+        wrap_pyfunction!(concat, m)?,
+        wrap_pyfunction!(stack, m)?,
+        wrap_pyfunction!(unstack, m)?,
+        wrap_pyfunction!(split, m)?,
+        wrap_pyfunction!(tile, m)?,
+        wrap_pyfunction!(pad, m)?,
+        wrap_pyfunction!(slice, m)?,
+        wrap_pyfunction!(gather, m)?,
+        wrap_pyfunction!(gather_nd, m)?,
+        wrap_pyfunction!(one_hot, m)?,
+        wrap_pyfunction!(boolean_mask, m)?,
+        wrap_pyfunction!(tensordot, m)?,
+        wrap_pyfunction!(shape, m)?,
+        wrap_pyfunction!(size, m)?,
+        wrap_pyfunction!(rank, m)?,
     ] {
         m.add_function(f)?;
     }
