@@ -491,7 +491,7 @@ NOT_OPS = ["custom_gradient", "gradient_override", "gradient_override_map"]
 
 # Ops being added in another branch: the lead moves them into rows after merging.
 PENDING = [
-    "concat", "stack", "unstack", "split", "tile", "pad", "gather", "gather_nd",
+    "clip_by_norm", "slice", "concat", "stack", "unstack", "split", "tile", "pad", "gather", "gather_nd",
     "boolean_mask", "reverse", "roll", "one_hot", "argmax", "argmin", "argsort", "sort",
     "top_k", "softmax", "log_softmax", "clip_by_value", "leaky_relu", "relu6", "selu", "gelu",
     "silu", "swish", "log_sigmoid", "sigmoid_cross_entropy_with_logits",
