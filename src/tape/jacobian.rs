@@ -7,7 +7,7 @@
 //! swept one at a time (the reference path; both give the same numbers).
 
 use super::backward::{sweep, Source, UnconnectedGradients};
-use super::GradientTape;
+use super::{stack, GradientTape};
 use crate::error::{Error, Result};
 use crate::ops;
 use crate::tensor::Tensor;
@@ -65,17 +65,13 @@ impl GradientTape {
             1
         };
         let persistent = self.is_persistent();
-        // Per source, the row blocks so far; `None` once a sweep found it unconnected
-        // (connectivity does not depend on the seed, so then every sweep does).
-        let mut parts: Vec<Option<Vec<Tensor>>> = vec![Some(Vec::new()); sources.len()];
-        let mut start = 0;
-        while start < n {
-            let end = (start + chunk).min(n);
-            let last = end == n;
-            // A non-persistent tape is released by its last sweep only.
-            let release = !persistent && last;
-            let g = if use_pfor {
-                let seeds = one_hot_rows(start..end, n, target)?;
+        if !persistent {
+            // As for `gradient`: a non-persistent tape stops recording here.
+            stack::remove(self.cell());
+        }
+        let run = |rows: std::ops::Range<usize>, release: bool| -> Result<Vec<Option<Tensor>>> {
+            let seeds = one_hot_rows(rows, n, target)?;
+            if use_pfor {
                 sweep(
                     self,
                     targets,
@@ -84,9 +80,9 @@ impl GradientTape {
                     1,
                     release,
                     unconnected,
-                )?
+                )
             } else {
-                let seed = ops::reshape(&one_hot_rows(start..end, n, target)?, target.shape())?;
+                let seed = ops::reshape(&seeds, target.shape())?;
                 sweep(
                     self,
                     targets,
@@ -98,18 +94,53 @@ impl GradientTape {
                 )?
                 .into_iter()
                 .map(|g| g.map(|g| ops::expand_dims(&g, 0)).transpose())
+                .collect()
+            }
+        };
+        let ranges: Vec<std::ops::Range<usize>> = (0..n)
+            .step_by(chunk)
+            .map(|s| s..(s + chunk).min(n))
+            .collect();
+        // Chunks are independent sweeps: run them on rayon's pool when no tape on
+        // this thread would record them (with one recording, the sweeps must run
+        // here so that it sees them: higher-order jacobians).
+        let parallel = cfg!(feature = "rayon") && ranges.len() > 1 && !stack::any_active();
+        let results: Vec<Vec<Option<Tensor>>> = if parallel {
+            #[cfg(feature = "rayon")]
+            {
+                use rayon::prelude::*;
+                let r = ranges
+                    .par_iter()
+                    .map(|r| run(r.clone(), false))
+                    .collect::<Result<Vec<_>>>()?;
+                if !persistent {
+                    self.release();
+                }
+                r
+            }
+            #[cfg(not(feature = "rayon"))]
+            unreachable!("parallel is false without rayon")
+        } else {
+            let last = ranges.len().saturating_sub(1);
+            ranges
+                .iter()
+                .enumerate()
+                .map(|(i, r)| run(r.clone(), !persistent && i == last))
                 .collect::<Result<_>>()?
-            };
+        };
+        // Per source, the row blocks; `None` once a sweep found it unconnected
+        // (connectivity does not depend on the seed, so then every sweep does).
+        let mut parts: Vec<Option<Vec<Tensor>>> = vec![Some(Vec::new()); sources.len()];
+        for g in results {
             for (p, g) in parts.iter_mut().zip(g) {
                 match (p.as_mut(), g) {
                     (Some(v), Some(t)) => v.push(t),
                     _ => *p = None,
                 }
             }
-            start = end;
         }
         if n == 0 && !persistent {
-            self.cell().lock().released = true;
+            self.release();
         }
         sources
             .iter()

@@ -220,6 +220,14 @@ impl GradientTape {
         t.released = false;
     }
 
+    /// Frees everything recorded and marks a non-persistent tape as used.
+    pub(crate) fn release(&self) {
+        let mut t = self.cell.lock();
+        t.released = !t.persistent;
+        t.nodes = Vec::new();
+        t.ids = FxHashMap::default();
+    }
+
     /// Number of recorded nodes (for tests and memory accounting).
     pub fn num_nodes(&self) -> usize {
         self.cell.lock().nodes.len()
