@@ -176,8 +176,8 @@ def make_data(n, seed):
     return x, y
 
 
-def train(epochs=80, batch_size=32, seed=0, learning_rate=0.05):
-    """Fit sin(x) with a 1-32-32-1 tanh network and plain SGD with momentum.
+def train(epochs=60, batch_size=32, seed=0, learning_rate=0.05):
+    """Fit sin(x) with a 1-32-32-1 tanh network and SGD with momentum.
     Returns (first epoch loss, last epoch loss, test MSE, test R^2)."""
     gt.random.set_seed(seed)
     x_train, y_train = make_data(512, seed)
@@ -191,14 +191,20 @@ def train(epochs=80, batch_size=32, seed=0, learning_rate=0.05):
             gt.layers.Dense(1),
         ]
     )
-    opt = gt.optimizers.SGD(learning_rate=learning_rate, momentum=0.9)
     rng = np.random.default_rng(seed + 1)
     n = len(x_train)
     steps = n // batch_size
+    total_steps = epochs * steps
+
+    def cosine_decay(step):
+        # A learning-rate schedule is any callable of the step, as in Keras.
+        return learning_rate * 0.5 * (1.0 + math.cos(math.pi * min(step, total_steps) / total_steps))
+
+    opt = gt.optimizers.SGD(learning_rate=cosine_decay, momentum=0.9)
 
     print(
         f"Training a 1-32-32-1 tanh network on {n} noisy samples of sin(x) "
-        f"(SGD, lr={learning_rate}, momentum=0.9, batch {batch_size}, {epochs} epochs)"
+        f"(SGD, lr={learning_rate} with cosine decay, momentum 0.9, batch {batch_size}, {epochs} epochs)"
     )
     bar = Progress(epochs)
     losses = []
@@ -230,7 +236,7 @@ def train(epochs=80, batch_size=32, seed=0, learning_rate=0.05):
 
 def main(argv=None):
     p = argparse.ArgumentParser(prog="python -m gradtape.demo", description=__doc__.splitlines()[0])
-    p.add_argument("--epochs", type=int, default=80, help="training epochs (default 80)")
+    p.add_argument("--epochs", type=int, default=60, help="training epochs (default 60)")
     p.add_argument("--seed", type=int, default=0, help="seed for data and initial weights")
     p.add_argument("--quiet-examples", action="store_true", help="skip printing the guide examples")
     args = p.parse_args(argv)
