@@ -56,3 +56,8 @@ pub use error::{Error, Result};
 pub use tape::{GradientTape, Source, UnconnectedGradients};
 pub use tensor::{Data, Tensor, TensorId};
 pub use variable::Variable;
+
+// The README's Rust example is compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

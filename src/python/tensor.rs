@@ -130,7 +130,17 @@ fn format_value(py: Python<'_>, t: &Tensor) -> PyResult<String> {
             .str()?
             .to_string())
     } else {
-        Ok(a.str()?.to_string())
+        Ok(multiline(a.str()?.to_string()))
+    }
+}
+
+/// TF starts a value that spans several lines on a line of its own
+/// (`tf.Tensor(\n[[1.]\n [1.]], ...)`), so columns line up.
+fn multiline(text: String) -> String {
+    if text.contains('\n') {
+        format!("\n{text}")
+    } else {
+        text
     }
 }
 
@@ -161,7 +171,7 @@ pub(crate) fn tensor_repr(py: Python<'_>, t: &Tensor) -> PyResult<String> {
     let v = if t.ndim() == 0 {
         format_value(py, t)?
     } else {
-        a.repr()?.to_string()
+        multiline(a.repr()?.to_string())
     };
     Ok(format!(
         "<gt.Tensor: shape={}, dtype={}, numpy={}>",
