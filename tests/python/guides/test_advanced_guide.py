@@ -236,3 +236,22 @@ def test_guide_module_without_matplotlib_says_so(tmp_path):
     assert "needs matplotlib" in r.stderr
     assert "optional extra" in r.stderr
     assert not (tmp_path / "figs").exists()
+
+
+def test_tensors_copy_as_themselves_for_plotting():
+    # The guide plots tensors directly (plt.plot(x.numpy(), y)); matplotlib copies
+    # the data with copy.copy, which TF's immutable EagerTensor answers with itself.
+    import copy
+
+    y = gt.nn.sigmoid(gt.linspace(-1.0, 1.0, 3))
+    assert copy.copy(y) is y
+    assert copy.deepcopy(y) is y
+    assert copy.deepcopy([y, {"k": y}])[1]["k"] is y
+    # Variables as in TF: a shallow copy is the variable, a deep copy a new one.
+    v = gt.Variable([1.0, 2.0], trainable=False, name="w")
+    assert copy.copy(v) is v
+    w = copy.deepcopy(v)
+    assert w is not v
+    assert w.name == "w:0" and w.trainable is False and w.dtype == gt.float32
+    v.assign([3.0, 4.0])
+    assert w.numpy().tolist() == [1.0, 2.0]
