@@ -27,7 +27,7 @@ from ._custom_gradient import custom_gradient
 from ._registry import RegisterGradient, gradient_override, gradient_override_map
 from ._tape import GradientTape, UnconnectedGradients
 from ._variable import Variable
-from . import layers, optimizers
+from . import autodiff, layers, optimizers
 from .linalg import norm
 from .math import mod, reduce_all, reduce_any, reduce_logsumexp, reduce_std, reduce_variance
 

@@ -21,6 +21,16 @@ class Variable(_gradtape.Variable):
         # engine hands it back from `watched_variables`.
         self._bind()
 
+    def __copy__(self):
+        # TF: a shallow copy of a variable is the variable itself.
+        return self
+
+    def __deepcopy__(self, memo):
+        # TF: a deep copy is a new variable with the current value, trainability and name.
+        copied = Variable(self.read_value(), trainable=self.trainable, name=self.name.split(":")[0], dtype=self.dtype)
+        memo[id(self)] = copied
+        return copied
+
     def ref(self):
         """A hashable reference to this variable. TF equivalent: ``Variable.ref()``."""
         return _Ref(self)

@@ -331,6 +331,17 @@ tensor_methods!(PyTensor, |self| self.t.clone(), {
     fn r#ref(slf: &Bound<'_, Self>) -> Py<PyAny> {
         slf.clone().into_any().unbind()
     }
+    /// Tensors are immutable, so a copy is the tensor itself, as TF's
+    /// `EagerTensor.__copy__` (matplotlib copies the data it plots).
+    fn __copy__(slf: &Bound<'_, Self>) -> Py<PyAny> {
+        slf.clone().into_any().unbind()
+    }
+    /// As `__copy__`: TF's `EagerTensor.__deepcopy__` returns the tensor itself.
+    #[pyo3(signature = (memo=None))]
+    fn __deepcopy__(slf: &Bound<'_, Self>, memo: Option<&Bound<'_, PyAny>>) -> Py<PyAny> {
+        let _ = memo;
+        slf.clone().into_any().unbind()
+    }
     /// Number of elements.
     #[getter]
     fn size(&self) -> usize {

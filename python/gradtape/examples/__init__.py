@@ -1,0 +1,2 @@
+"""Runnable examples. ``python -m gradtape.examples.guide`` draws the figures of TF's
+advanced-autodiff guide with gradtape (matplotlib is an optional extra)."""
