@@ -42,6 +42,10 @@ pub fn sum_axes<T>(a: &ArcArray<T, IxDyn>, axes: &[usize], keepdims: bool) -> Ar
 where
     T: Copy + num_traits::Zero + std::ops::Add<Output = T> + Send + Sync,
 {
+    if axes.is_empty() {
+        // Reducing over no axes is the identity (TF: `reduce_sum(x, axis=[])`).
+        return a.to_owned();
+    }
     let mut out: ArrayD<T> = if axes.len() == a.ndim() {
         ArrayD::from_elem(IxDyn(&[]), sum_all(a))
     } else {

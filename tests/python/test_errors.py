@@ -323,3 +323,10 @@ def test_huge_allocation_raises_instead_of_aborting():
     )
     assert r.returncode == 0, r.stderr[-500:]
     assert r.stdout.startswith("raised")
+
+
+def test_reduce_over_no_axes_is_identity():
+    # Regression: `axis=[]` panicked in the sum kernel.
+    x = gt.constant([[1.0, 2.0], [3.0, 4.0]])
+    for f in (gt.reduce_sum, gt.reduce_mean, gt.reduce_max, gt.reduce_prod):
+        np.testing.assert_array_equal(f(x, axis=[]).numpy(), x.numpy())
