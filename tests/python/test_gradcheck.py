@@ -19,7 +19,7 @@ import pytest
 import gradtape as gt
 
 sys.path.insert(0, os.path.dirname(__file__))
-from op_specs import NOT_DIFFERENTIABLE, NOT_OPS, PENDING, SPECS  # noqa: E402
+from op_specs import DEDICATED, NOT_DIFFERENTIABLE, NOT_OPS, PENDING, SPECS, away0  # noqa: E402
 
 # Single cases known to fail because of engine bugs: {(spec id, shapes): reason}.
 KNOWN_FAILURES = {}
@@ -191,7 +191,8 @@ def _exported_ops():
 
 def test_every_exported_op_has_a_row():
     rows = {s.name for s in SPECS}
-    missing = sorted(_exported_ops() - rows - set(NOT_DIFFERENTIABLE) - set(PENDING) - set(NOT_OPS))
+    covered = rows | set(NOT_DIFFERENTIABLE) | set(PENDING) | set(NOT_OPS) | set(DEDICATED)
+    missing = sorted(_exported_ops() - covered)
     assert missing == [], f"ops with neither a spec row nor a NOT_DIFFERENTIABLE entry: {missing}"
 
 
@@ -200,6 +201,11 @@ def test_coverage_lists_are_consistent():
     assert rows.isdisjoint(NOT_DIFFERENTIABLE)
     assert rows.isdisjoint(PENDING), "move PENDING names out once their rows exist"
     assert set(NOT_DIFFERENTIABLE).isdisjoint(PENDING)
+    assert set(DEDICATED).isdisjoint(rows | set(NOT_DIFFERENTIABLE) | set(PENDING))
+    # Each dedicated test exists, and each dedicated op is a real export.
+    assert set(DEDICATED) <= _exported_ops()
+    for test in DEDICATED.values():
+        assert callable(globals().get(test)), test
     # Every NOT_DIFFERENTIABLE name is a real export (no stale entries).
     assert set(NOT_DIFFERENTIABLE) <= _exported_ops()
     # Row ids are unique, so test ids are.
@@ -225,3 +231,63 @@ def test_numpy_scalars_keep_their_dtype():
     assert gt.constant(np.asarray(1.5)).dtype == gt.float64
     assert gt.constant(1.5).dtype == gt.float32
     assert gt.constant(np.empty((0, 3))).shape == (0, 3)
+
+
+_NOT_DIFFERENTIABLE_CALLS = [
+    ("argmax", lambda x: gt.argmax(x, axis=1)),
+    ("argmin", lambda x: gt.math.argmin(x)),
+    ("one_hot", lambda x: gt.one_hot(gt.cast(x, gt.int32), 3)),
+    ("shape", gt.shape),
+    ("size", gt.size),
+    ("rank", gt.rank),
+    ("round", gt.round),
+    ("floor", gt.floor),
+    ("ceil", gt.math.ceil),
+]
+
+
+@pytest.mark.parametrize("name,fn", _NOT_DIFFERENTIABLE_CALLS, ids=[n for n, _ in _NOT_DIFFERENTIABLE_CALLS])
+def test_not_differentiable_ops_give_none(name, fn):
+    assert name in NOT_DIFFERENTIABLE
+    x = gt.constant([[0.3, 1.7, -1.2], [2.6, -0.4, 0.9]], dtype=gt.float64)
+    with gt.GradientTape() as tape:
+        tape.watch(x)
+        y = fn(x)
+    assert tape.gradient(y, x) is None
+    with gt.GradientTape() as tape:
+        tape.watch(x)
+        y = fn(x)
+    zero = tape.gradient(y, x, unconnected_gradients=gt.UnconnectedGradients.ZERO)
+    np.testing.assert_array_equal(zero.numpy(), np.zeros((2, 3)))
+
+
+@pytest.mark.parametrize("noise_shape", [None, [1, 4]], ids=["elementwise", "noise_shape"])
+@pytest.mark.parametrize("rate", [0.25, 0.5])
+def test_dropout_gradient_is_mask_over_keep_prob(rate, noise_shape):
+    rng = _rng("dropout", rate, noise_shape)
+    xv = away0(rng, (3, 4))  # nonzero, so y == 0 exactly where the mask dropped
+    v = rng.standard_normal((3, 4))
+    x = gt.constant(xv)
+    seen = set()
+    # Each call draws a new mask; draw until both kept and dropped elements were seen
+    # (a few calls at most), checking every draw.
+    for _ in range(30):
+        with gt.GradientTape() as outer:
+            outer.watch(x)
+            with gt.GradientTape() as tape:
+                tape.watch(x)
+                y = gt.nn.dropout(x, rate=rate, noise_shape=noise_shape, seed=7)
+            g = tape.gradient(y, x, output_gradients=gt.constant(v))
+            s = gt.reduce_sum(g * gt.constant(v))
+        mask = (y.numpy() != 0.0).astype(np.float64)
+        if noise_shape is not None:  # one decision per column, shared by every row
+            assert (mask == mask[:1]).all()
+        np.testing.assert_allclose(y.numpy(), xv * mask / (1.0 - rate), rtol=1e-15)
+        np.testing.assert_allclose(g.numpy(), v * mask / (1.0 - rate), rtol=1e-15)
+        # Linear in x: the second derivative is zero.
+        h = outer.gradient(s, x, unconnected_gradients=gt.UnconnectedGradients.ZERO)
+        np.testing.assert_array_equal(h.numpy(), np.zeros((3, 4)))
+        seen |= set(mask.ravel().tolist())
+        if seen == {0.0, 1.0}:
+            break
+    assert seen == {0.0, 1.0}, "dropout never mixed kept and dropped elements"
