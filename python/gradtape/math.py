@@ -107,3 +107,16 @@ def l2_normalize(x, axis=None, epsilon=1e-12, name=None, dim=None):
     square_sum = reduce_sum(square(x), axis=axis, keepdims=True)
     x_inv_norm = rsqrt(maximum(square_sum, epsilon))
     return multiply(x, x_inv_norm)
+
+__all__ = [
+    "abs", "acos", "add", "angle", "argmax", "argmin", "asin", "atan", "atan2", "ceil",
+    "complex", "conj", "cos", "cosh", "cumprod", "cumsum", "divide", "equal", "erf",
+    "exp", "expm1", "floor", "floordiv", "floormod", "greater", "greater_equal",
+    "imag", "l2_normalize", "less", "less_equal", "log", "log1p", "log_softmax",
+    "logical_and", "logical_not", "logical_or", "logical_xor", "maximum", "minimum",
+    "mod", "multiply", "negative", "not_equal", "pow", "real", "reciprocal",
+    "reduce_all", "reduce_any", "reduce_logsumexp", "reduce_max", "reduce_mean",
+    "reduce_min", "reduce_prod", "reduce_std", "reduce_sum", "reduce_variance",
+    "round", "rsqrt", "sigmoid", "sign", "sin", "sinh", "softmax", "softplus", "sqrt",
+    "square", "squared_difference", "subtract", "tan", "tanh", "truediv",
+]
