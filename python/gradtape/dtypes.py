@@ -22,6 +22,7 @@ __all__ = [
 
 def as_dtype(type_value: Any) -> DType:
     """Converts a dtype-like (a ``DType``, a name, a numpy dtype) to a ``DType``.
+    TF equivalent: ``tf.dtypes.as_dtype``.
 
     >>> import gradtape as gt
     >>> gt.dtypes.as_dtype("float64")

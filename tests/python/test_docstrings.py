@@ -21,13 +21,6 @@ NAMESPACES = {
 
 # Names allowed to lack "TF equivalent", each with its reason.
 ALLOWED = {
-    # gt.linalg and the native matmul binding (src/python/ops/linalg.rs) are being
-    # rewritten on another branch; their docstrings come with that rewrite.
-    "gt.linalg.eye", "gt.linalg.l2_normalize", "gt.linalg.matmul", "gt.linalg.norm",
-    "gt.linalg.tensordot", "gt.norm",
-    # The exception class is a PyO3-created type; its docstring cannot be set from Rust
-    # without redefining the exception.
-    "gt.errors.InvalidArgumentError",
     # Small initializer/activation helpers not yet documented.
     "gt.activations.linear", "gt.activations.get", "gt.initializers.get",
     "gt.initializers.GlorotUniform", "gt.initializers.Zeros", "gt.initializers.Ones",
