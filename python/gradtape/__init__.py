@@ -34,3 +34,26 @@ from .math import mod, reduce_all, reduce_any, reduce_logsumexp, reduce_std, red
 newaxis = None
 
 __version__ = "0.1.0"
+
+__all__ = [
+    "DType", "GradientTape", "RegisterGradient", "Tensor", "TensorShape",
+    "UnconnectedGradients", "Variable", "abs", "acos", "activations", "add", "angle",
+    "argmax", "argmin", "asin", "atan", "atan2", "autodiff", "bool", "boolean_mask",
+    "broadcast_to", "cast", "clip_by_norm", "clip_by_value", "complex", "complex128",
+    "complex64", "concat", "conj", "constant", "convert_to_tensor", "cos", "cosh",
+    "cumprod", "cumsum", "custom_gradient", "divide", "dtypes", "equal", "erf",
+    "errors", "exp", "expand_dims", "expm1", "eye", "fill", "float32", "float64",
+    "floor", "floordiv", "floormod", "gather", "gather_nd", "gradient_override",
+    "gradient_override_map", "greater", "greater_equal", "identity", "imag",
+    "initializers", "int32", "int64", "layers", "less", "less_equal", "linalg",
+    "linspace", "log", "log1p", "logical_and", "logical_not", "logical_or",
+    "logical_xor", "math", "matmul", "maximum", "minimum", "mod", "multiply",
+    "negative", "newaxis", "nn", "norm", "not_equal", "one_hot", "ones", "ones_like",
+    "optimizers", "pad", "pow", "random", "range", "rank", "real", "reciprocal",
+    "reduce_all", "reduce_any", "reduce_logsumexp", "reduce_max", "reduce_mean",
+    "reduce_min", "reduce_prod", "reduce_std", "reduce_sum", "reduce_variance",
+    "reshape", "round", "rsqrt", "shape", "sigmoid", "sign", "sin", "sinh", "size",
+    "slice", "split", "sqrt", "square", "squared_difference", "squeeze", "stack",
+    "stop_gradient", "subtract", "tan", "tanh", "tensordot", "tile", "transpose",
+    "truediv", "unstack", "where", "zeros", "zeros_like",
+]

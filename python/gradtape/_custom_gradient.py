@@ -1,16 +1,20 @@
 """``gt.custom_gradient``: functions whose gradient is defined in Python."""
 
+from __future__ import annotations
+
 import functools
 import inspect
+from typing import Any, Callable, TypeVar
 
 from . import _gradtape as _native
 from . import _nest
 
 _Tensor = _native.Tensor
 _Variable = _native.Variable
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 
-def _accepts_variables(fn):
+def _accepts_variables(fn: Callable[..., Any]) -> bool:
     try:
         params = inspect.signature(fn).parameters
     except (TypeError, ValueError):
@@ -18,7 +22,7 @@ def _accepts_variables(fn):
     return "variables" in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
 
 
-def custom_gradient(f=None):
+def custom_gradient(f: _F) -> _F:
     """Decorator defining a function with a custom gradient. TF equivalent:
     ``tf.custom_gradient``.
 
@@ -41,11 +45,8 @@ def custom_gradient(f=None):
     >>> print(t.gradient(output, v))
     gt.Tensor(2.0, shape=(), dtype=float32)
     """
-    if f is None:
-        return custom_gradient
-
     @functools.wraps(f)
-    def decorated(*args, **kwargs):
+    def decorated(*args: Any, **kwargs: Any) -> Any:
         if kwargs:
             raise ValueError(
                 "The custom_gradient function received keyword arguments "
@@ -71,7 +72,7 @@ def custom_gradient(f=None):
         flat_y = _nest.flatten(y)
         n_in = len(inputs)
 
-        def callback(dys):
+        def callback(dys: list[Any]) -> tuple[list[Any], list[Any]]:
             if variables:
                 r = grad_fn(*dys, variables=variables)
                 try:
@@ -95,4 +96,4 @@ def custom_gradient(f=None):
         outs = _native._record_custom(inputs, flat_y, variables, callback)
         return _nest.pack_sequence_as(y, outs)
 
-    return decorated
+    return decorated  # type: ignore[return-value]

@@ -4,15 +4,21 @@ Nesting of arguments and results is handled here; recording, the arena and the
 backward sweep are native (``_gradtape._Tape``).
 """
 
+from __future__ import annotations
+
 import contextlib
 import enum
 import warnings
+from types import TracebackType
+from typing import Any, Iterator, Mapping, TypeVar, Union, overload
 
 from . import _gradtape as _native
 from . import _nest
 
 _Tensor = _native.Tensor
 _Variable = _native.Variable
+_Source = Union[_native.Tensor, _native.Variable]
+_K = TypeVar("_K")
 
 
 class UnconnectedGradients(enum.Enum):
@@ -32,7 +38,7 @@ class UnconnectedGradients(enum.Enum):
     ZERO = "zero"
 
 
-def _is_zero(unconnected_gradients):
+def _is_zero(unconnected_gradients: UnconnectedGradients | str) -> bool:
     if isinstance(unconnected_gradients, UnconnectedGradients):
         return unconnected_gradients is UnconnectedGradients.ZERO
     if unconnected_gradients in ("zero", "none"):
@@ -56,34 +62,46 @@ class GradientTape:
     gt.Tensor(6.0, shape=(), dtype=float32)
     """
 
-    def __init__(self, persistent=False, watch_accessed_variables=True):
+    def __init__(self, persistent: bool = False, watch_accessed_variables: bool = True) -> None:
         self._tape = _native._Tape(bool(persistent), bool(watch_accessed_variables))
         self._persistent = bool(persistent)
         self._watch_accessed_variables = bool(watch_accessed_variables)
         self._recording = False
         self._used = False
 
-    def __enter__(self):
+    def __enter__(self) -> GradientTape:
         self._push()
         return self
 
-    def __exit__(self, typ, value, traceback):
+    def __exit__(
+        self,
+        typ: type[BaseException] | None,
+        value: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
         if self._recording:
             self._pop()
 
-    def _push(self):
+    def _push(self) -> None:
         self._tape.push()
         self._recording = True
 
-    def _pop(self):
+    def _pop(self) -> None:
         self._tape.pop()
         self._recording = False
 
     @property
-    def persistent(self):
+    def persistent(self) -> bool:
+        """Whether the tape can compute several gradients. TF equivalent:
+        ``tf.GradientTape`` ``persistent`` argument.
+
+        >>> import gradtape as gt
+        >>> gt.GradientTape(persistent=True).persistent
+        True
+        """
         return self._persistent
 
-    def watch(self, tensor):
+    def watch(self, tensor: Any) -> None:
         """Ensures ``tensor`` (a tensor, variable, or nested structure of them) is
         traced by this tape. TF equivalent: ``tf.GradientTape.watch``."""
         flat = _nest.flatten(tensor)
@@ -95,12 +113,21 @@ class GradientTape:
                 stacklevel=2,
             )
 
-    def watched_variables(self):
-        """The variables watched by this tape, in order of construction."""
+    def watched_variables(self) -> tuple[_native.Variable, ...]:
+        """The variables watched by this tape, in order of construction. TF equivalent:
+        ``tf.GradientTape.watched_variables``.
+
+        >>> import gradtape as gt
+        >>> v = gt.Variable(1.0, name="w")
+        >>> with gt.GradientTape() as t:
+        ...     y = v * 2.0
+        >>> [x.name for x in t.watched_variables()]
+        ['w:0']
+        """
         return tuple(self._tape.watched_variables())
 
     @contextlib.contextmanager
-    def stop_recording(self):
+    def stop_recording(self) -> Iterator[None]:
         """Temporarily stops recording on this tape. TF equivalent:
         ``tf.GradientTape.stop_recording``.
 
@@ -118,13 +145,13 @@ class GradientTape:
         finally:
             self._tape.resume(was)
 
-    def reset(self):
+    def reset(self) -> None:
         """Clears everything recorded so far (like leaving the context and entering
         a new tape). TF equivalent: ``tf.GradientTape.reset``."""
         self._tape.reset()
         self._used = False
 
-    def _check_usable(self):
+    def _check_usable(self) -> None:
         if self._used and not self._persistent:
             raise RuntimeError(
                 "A non-persistent GradientTape can only be used to compute one set "
@@ -135,14 +162,50 @@ class GradientTape:
             # stops its recording.
             self._pop()
 
+    @overload
     def jacobian(
         self,
-        target,
-        sources,
-        unconnected_gradients=UnconnectedGradients.NONE,
-        parallel_iterations=None,
-        experimental_use_pfor=True,
-    ):
+        target: _Source,
+        sources: _Source,
+        unconnected_gradients: UnconnectedGradients | str = ...,
+        parallel_iterations: int | None = ...,
+        experimental_use_pfor: bool = ...,
+    ) -> _native.Tensor | None: ...
+    @overload
+    def jacobian(
+        self,
+        target: _Source,
+        sources: list[Any],
+        unconnected_gradients: UnconnectedGradients | str = ...,
+        parallel_iterations: int | None = ...,
+        experimental_use_pfor: bool = ...,
+    ) -> list[_native.Tensor | None]: ...
+    @overload
+    def jacobian(
+        self,
+        target: _Source,
+        sources: Mapping[_K, Any],
+        unconnected_gradients: UnconnectedGradients | str = ...,
+        parallel_iterations: int | None = ...,
+        experimental_use_pfor: bool = ...,
+    ) -> dict[_K, _native.Tensor | None]: ...
+    @overload
+    def jacobian(
+        self,
+        target: _Source,
+        sources: Any,
+        unconnected_gradients: UnconnectedGradients | str = ...,
+        parallel_iterations: int | None = ...,
+        experimental_use_pfor: bool = ...,
+    ) -> Any: ...
+    def jacobian(
+        self,
+        target: _Source,
+        sources: Any,
+        unconnected_gradients: UnconnectedGradients | str = UnconnectedGradients.NONE,
+        parallel_iterations: int | None = None,
+        experimental_use_pfor: bool = True,
+    ) -> Any:
         """Jacobian of ``target`` (one tensor) with respect to ``sources`` (a tensor,
         variable or nested structure): per source, shape ``target.shape +
         source.shape``. TF equivalent: ``tf.GradientTape.jacobian``.
@@ -173,12 +236,12 @@ class GradientTape:
 
     def batch_jacobian(
         self,
-        target,
-        source,
-        unconnected_gradients=UnconnectedGradients.NONE,
-        parallel_iterations=None,
-        experimental_use_pfor=True,
-    ):
+        target: _Source,
+        source: _Source,
+        unconnected_gradients: UnconnectedGradients | str = UnconnectedGradients.NONE,
+        parallel_iterations: int | None = None,
+        experimental_use_pfor: bool = True,
+    ) -> _native.Tensor | None:
         """Per-example Jacobians: for ``target`` of shape ``(batch, ...)`` and
         ``source`` of shape ``(batch, ...)``, a tensor of shape ``(batch,) +
         target.shape[1:] + source.shape[1:]``, computed without the full Jacobian
@@ -204,23 +267,62 @@ class GradientTape:
         )
 
     @staticmethod
-    def _check_sources(flat_sources):
+    def _check_sources(flat_sources: list[Any]) -> None:
         for s in flat_sources:
             if not isinstance(s, (_Tensor, _Variable)):
                 raise TypeError(
                     f"gradient sources must be Tensors or Variables, got {type(s).__name__}"
                 )
 
+    @overload
     def gradient(
         self,
-        target,
-        sources,
-        output_gradients=None,
-        unconnected_gradients=UnconnectedGradients.NONE,
-    ):
+        target: Any,
+        sources: _Source,
+        output_gradients: Any = ...,
+        unconnected_gradients: UnconnectedGradients | str = ...,
+    ) -> _native.Tensor | None: ...
+    @overload
+    def gradient(
+        self,
+        target: Any,
+        sources: list[Any],
+        output_gradients: Any = ...,
+        unconnected_gradients: UnconnectedGradients | str = ...,
+    ) -> list[_native.Tensor | None]: ...
+    @overload
+    def gradient(
+        self,
+        target: Any,
+        sources: Mapping[_K, Any],
+        output_gradients: Any = ...,
+        unconnected_gradients: UnconnectedGradients | str = ...,
+    ) -> dict[_K, _native.Tensor | None]: ...
+    @overload
+    def gradient(
+        self,
+        target: Any,
+        sources: Any,
+        output_gradients: Any = ...,
+        unconnected_gradients: UnconnectedGradients | str = ...,
+    ) -> Any: ...
+    def gradient(
+        self,
+        target: Any,
+        sources: Any,
+        output_gradients: Any = None,
+        unconnected_gradients: UnconnectedGradients | str = UnconnectedGradients.NONE,
+    ) -> Any:
         """Gradient of ``target`` (a tensor or nested structure: gradients of the sum)
         with respect to ``sources`` (a tensor, variable or nested structure), returned
         in the structure of ``sources``. TF equivalent: ``tf.GradientTape.gradient``.
+
+        >>> import gradtape as gt
+        >>> w = gt.Variable([1.0, 2.0])
+        >>> with gt.GradientTape() as t:
+        ...     loss = gt.reduce_sum(w * w)
+        >>> print(t.gradient(loss, {"w": w})["w"])
+        gt.Tensor([2. 4.], shape=(2,), dtype=float32)
         """
         self._check_usable()
         zero = _is_zero(unconnected_gradients)

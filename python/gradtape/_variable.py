@@ -1,5 +1,9 @@
 """``gt.Variable``: the native variable, bound to its Python object on creation."""
 
+from __future__ import annotations
+
+from typing import Any, Callable, Union
+
 from . import _gradtape
 
 
@@ -16,22 +20,28 @@ class Variable(_gradtape.Variable):
     np.float32(4.0)
     """
 
-    def __init__(self, initial_value=None, trainable=True, name=None, dtype=None):
+    def __init__(
+        self,
+        initial_value: Any = None,
+        trainable: bool = True,
+        name: str | None = None,
+        dtype: Any = None,
+    ) -> None:
         # The value was set by the native constructor; attach this object so the
         # engine hands it back from `watched_variables`.
         self._bind()
 
-    def __copy__(self):
+    def __copy__(self) -> Variable:
         # TF: a shallow copy of a variable is the variable itself.
         return self
 
-    def __deepcopy__(self, memo):
+    def __deepcopy__(self, memo: dict[int, Any]) -> Variable:
         # TF: a deep copy is a new variable with the current value, trainability and name.
         copied = Variable(self.read_value(), trainable=self.trainable, name=self.name.split(":")[0], dtype=self.dtype)
         memo[id(self)] = copied
         return copied
 
-    def ref(self):
+    def ref(self) -> _Ref:
         """A hashable reference to this variable. TF equivalent: ``Variable.ref()``."""
         return _Ref(self)
 
@@ -39,14 +49,14 @@ class Variable(_gradtape.Variable):
 class _Ref:
     __slots__ = ("_v",)
 
-    def __init__(self, v):
+    def __init__(self, v: Variable) -> None:
         self._v = v
 
-    def deref(self):
+    def deref(self) -> Variable:
         return self._v
 
-    def __hash__(self):
+    def __hash__(self) -> int:
         return hash(self._v._unique_id)
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         return isinstance(other, _Ref) and other._v._unique_id == self._v._unique_id

@@ -13,6 +13,10 @@ the gradient of ``<grad f, v>``) so they need not be rewritten each time.
 [6.0, 12.0]
 """
 
+from __future__ import annotations
+
+from typing import Any, Callable
+
 from ._gradtape import Tensor as _Tensor
 from ._gradtape import Variable as _Variable
 from ._gradtape import convert_to_tensor as _convert
@@ -23,7 +27,7 @@ from ._tape import GradientTape, UnconnectedGradients
 __all__ = ["hessian", "hessian_vector_product"]
 
 
-def _source(x, what):
+def _source(x: Any, what: str) -> Any:
     if isinstance(x, (_Tensor, _Variable)):
         t = x
     else:
@@ -33,7 +37,7 @@ def _source(x, what):
     return t
 
 
-def _scalar(y, what):
+def _scalar(y: Any, what: str) -> Any:
     if not isinstance(y, (_Tensor, _Variable)):
         y = _convert(y)
     if y.ndim != 0:
@@ -41,7 +45,7 @@ def _scalar(y, what):
     return y
 
 
-def _gradient_under(f, x, what):
+def _gradient_under(f: Callable[[Any], Any], x: Any, what: str) -> Any:
     """``grad f(x)``, computed while an outer tape records, so it can be differentiated again.
     Zeros when ``f`` does not depend on ``x``."""
     with GradientTape(watch_accessed_variables=False) as inner:
@@ -50,9 +54,10 @@ def _gradient_under(f, x, what):
     return inner.gradient(y, x, unconnected_gradients=UnconnectedGradients.ZERO)
 
 
-def hessian(f, x):
+def hessian(f: Callable[[Any], Any], x: Any) -> _Tensor:
     """The Hessian of the scalar function ``f`` at ``x``: the Jacobian of its
-    gradient, of shape ``x.shape + x.shape``.
+    gradient, of shape ``x.shape + x.shape``. TF equivalent: none (TF's guide
+    computes it as ``tape.jacobian`` of an inner ``tape.gradient``).
 
     ``f`` takes one tensor (or variable) and returns a scalar tensor. The result is
     the ``jacobian`` of the gradient, computed with two nested tapes, so every op
@@ -73,10 +78,11 @@ def hessian(f, x):
     return outer.jacobian(g, x, unconnected_gradients=UnconnectedGradients.ZERO)
 
 
-def hessian_vector_product(f, x, v):
+def hessian_vector_product(f: Callable[[Any], Any], x: Any, v: Any) -> _Tensor:
     """``H @ v`` for the Hessian ``H`` of the scalar function ``f`` at ``x``, without
     forming ``H``: the gradient of ``<grad f(x), v>`` (a double backward pass, costing
-    about two gradients).
+    about two gradients). TF equivalent: none (the gradient of ``tf.reduce_sum(g * v)``
+    under an outer ``tf.GradientTape``, as TF's guide shows).
 
     ``v`` has the shape of ``x``, and so has the result (``H`` is contracted over all
     of ``x``'s axes).

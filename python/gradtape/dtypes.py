@@ -5,6 +5,10 @@
 ('float32', True, True)
 """
 
+from __future__ import annotations
+
+from typing import Any
+
 from ._gradtape import DType, bool, complex64, complex128, float32, float64, int32, int64
 
 double = float64
@@ -16,8 +20,9 @@ __all__ = [
 ]
 
 
-def as_dtype(type_value):
+def as_dtype(type_value: Any) -> DType:
     """Converts a dtype-like (a ``DType``, a name, a numpy dtype) to a ``DType``.
+    TF equivalent: ``tf.dtypes.as_dtype``.
 
     >>> import gradtape as gt
     >>> gt.dtypes.as_dtype("float64")

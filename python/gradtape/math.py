@@ -8,6 +8,11 @@ compositions of them, differentiable because their parts are.
 gt.Tensor(0.0, shape=(), dtype=float32)
 """
 
+from __future__ import annotations
+
+from typing import Any
+
+from ._gradtape import Tensor as _Tensor
 from ._gradtape import (
     abs, acos, add, angle, asin, atan, atan2, complex, conj, cos, cosh, cumprod, cumsum,
     divide, equal, erf, exp, expm1, floordiv, floormod, greater, greater_equal, imag, less,
@@ -25,7 +30,7 @@ mod = floormod
 subtract = subtract
 
 
-def reduce_variance(input_tensor, axis=None, keepdims=False, name=None):
+def reduce_variance(input_tensor: Any, axis: Any = None, keepdims: bool = False, name: str | None = None) -> _Tensor:
     """Variance over ``axis``. TF equivalent: ``tf.math.reduce_variance``.
 
     >>> import gradtape as gt
@@ -39,7 +44,7 @@ def reduce_variance(input_tensor, axis=None, keepdims=False, name=None):
     return real(reduce_mean(sq, axis=axis, keepdims=keepdims))
 
 
-def reduce_std(input_tensor, axis=None, keepdims=False, name=None):
+def reduce_std(input_tensor: Any, axis: Any = None, keepdims: bool = False, name: str | None = None) -> _Tensor:
     """Standard deviation over ``axis``. TF equivalent: ``tf.math.reduce_std``.
 
     >>> import gradtape as gt
@@ -49,7 +54,7 @@ def reduce_std(input_tensor, axis=None, keepdims=False, name=None):
     return sqrt(reduce_variance(input_tensor, axis=axis, keepdims=keepdims))
 
 
-def reduce_logsumexp(input_tensor, axis=None, keepdims=False, name=None):
+def reduce_logsumexp(input_tensor: Any, axis: Any = None, keepdims: bool = False, name: str | None = None) -> _Tensor:
     """``log(sum(exp(x)))`` over ``axis``, computed stably. TF equivalent:
     ``tf.math.reduce_logsumexp``.
 
@@ -71,7 +76,7 @@ def reduce_logsumexp(input_tensor, axis=None, keepdims=False, name=None):
     return r
 
 
-def reduce_any(input_tensor, axis=None, keepdims=False, name=None):
+def reduce_any(input_tensor: Any, axis: Any = None, keepdims: bool = False, name: str | None = None) -> _Tensor:
     """Logical or over ``axis``. TF equivalent: ``tf.math.reduce_any``.
 
     >>> import gradtape as gt
@@ -82,7 +87,7 @@ def reduce_any(input_tensor, axis=None, keepdims=False, name=None):
     return greater(reduce_max(x, axis=axis, keepdims=keepdims), 0)
 
 
-def reduce_all(input_tensor, axis=None, keepdims=False, name=None):
+def reduce_all(input_tensor: Any, axis: Any = None, keepdims: bool = False, name: str | None = None) -> _Tensor:
     """Logical and over ``axis``. TF equivalent: ``tf.math.reduce_all``.
 
     >>> import gradtape as gt
@@ -93,7 +98,7 @@ def reduce_all(input_tensor, axis=None, keepdims=False, name=None):
     return greater(reduce_min(x, axis=axis, keepdims=keepdims), 0)
 
 
-def l2_normalize(x, axis=None, epsilon=1e-12, name=None, dim=None):
+def l2_normalize(x: Any, axis: Any = None, epsilon: float = 1e-12, name: str | None = None, dim: Any = None) -> _Tensor:
     """``x / sqrt(max(sum(x**2), epsilon))`` over ``axis``. TF equivalent:
     ``tf.math.l2_normalize`` (also ``gt.nn.l2_normalize``).
 
@@ -107,3 +112,16 @@ def l2_normalize(x, axis=None, epsilon=1e-12, name=None, dim=None):
     square_sum = reduce_sum(square(x), axis=axis, keepdims=True)
     x_inv_norm = rsqrt(maximum(square_sum, epsilon))
     return multiply(x, x_inv_norm)
+
+__all__ = [
+    "abs", "acos", "add", "angle", "argmax", "argmin", "asin", "atan", "atan2", "ceil",
+    "complex", "conj", "cos", "cosh", "cumprod", "cumsum", "divide", "equal", "erf",
+    "exp", "expm1", "floor", "floordiv", "floormod", "greater", "greater_equal",
+    "imag", "l2_normalize", "less", "less_equal", "log", "log1p", "log_softmax",
+    "logical_and", "logical_not", "logical_or", "logical_xor", "maximum", "minimum",
+    "mod", "multiply", "negative", "not_equal", "pow", "real", "reciprocal",
+    "reduce_all", "reduce_any", "reduce_logsumexp", "reduce_max", "reduce_mean",
+    "reduce_min", "reduce_prod", "reduce_std", "reduce_sum", "reduce_variance",
+    "round", "rsqrt", "sigmoid", "sign", "sin", "sinh", "softmax", "softplus", "sqrt",
+    "square", "squared_difference", "subtract", "tan", "tanh", "truediv",
+]

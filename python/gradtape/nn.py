@@ -9,6 +9,11 @@ give TF's numbers (and are differentiable because their parts are).
 gt.Tensor([0. 2.], shape=(2,), dtype=float32)
 """
 
+from __future__ import annotations
+
+from typing import Any
+
+from ._gradtape import Tensor as _Tensor
 import math as _math
 
 from ._gradtape import (
@@ -27,7 +32,7 @@ __all__ = [
 ]
 
 
-def gelu(features, approximate=False, name=None):
+def gelu(features: Any, approximate: bool = False, name: str | None = None) -> _Tensor:
     """Gaussian error linear unit. TF equivalent: ``tf.nn.gelu``: exactly
     ``0.5 x (1 + erf(x / sqrt 2))``, or with ``approximate=True`` the tanh form
     ``0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))``.
@@ -46,7 +51,7 @@ def gelu(features, approximate=False, name=None):
     return 0.5 * x * (1.0 + erf(x * _convert(1.0 / _math.sqrt(2.0), dtype=x.dtype)))
 
 
-def silu(features, beta=1.0, name=None):
+def silu(features: Any, beta: float = 1.0, name: str | None = None) -> _Tensor:
     """``x * sigmoid(beta * x)``. TF equivalent: ``tf.nn.silu`` / ``tf.nn.swish``.
 
     >>> import gradtape as gt
@@ -60,7 +65,7 @@ def silu(features, beta=1.0, name=None):
 swish = silu
 
 
-def l2_loss(t, name=None):
+def l2_loss(t: Any, name: str | None = None) -> _Tensor:
     """``sum(t ** 2) / 2``. TF equivalent: ``tf.nn.l2_loss``.
 
     >>> import gradtape as gt
@@ -73,7 +78,7 @@ def l2_loss(t, name=None):
     return reduce_sum(x * x) * 0.5
 
 
-def sigmoid_cross_entropy_with_logits(labels=None, logits=None, name=None):
+def sigmoid_cross_entropy_with_logits(labels: Any = None, logits: Any = None, name: str | None = None) -> _Tensor:
     """Elementwise logistic loss, computed stably as TF does:
     ``max(x, 0) - x * z + log(1 + exp(-|x|))``. TF equivalent:
     ``tf.nn.sigmoid_cross_entropy_with_logits``.
@@ -100,7 +105,7 @@ def sigmoid_cross_entropy_with_logits(labels=None, logits=None, name=None):
     return (relu_logits - logits * labels) + log1p(exp(neg_abs_logits))
 
 
-def dropout(x, rate, noise_shape=None, seed=None, name=None):
+def dropout(x: Any, rate: Any, noise_shape: Any = None, seed: int | None = None, name: str | None = None) -> _Tensor:
     """Zeros elements with probability ``rate`` and scales the rest by
     ``1 / (1 - rate)``. TF equivalent: ``tf.nn.dropout`` (the random stream is
     gradtape's, not TF's).

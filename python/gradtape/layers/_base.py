@@ -1,19 +1,22 @@
 """The ``Layer`` base: naming, lazy building, variable tracking."""
 
+from __future__ import annotations
+
 import collections
+from typing import Any, Callable, Sequence
 
 from .._variable import Variable
 
-_name_counts = collections.Counter()
+_name_counts: collections.Counter[str] = collections.Counter()
 
 
-def _unique_name(base):
+def _unique_name(base: str) -> str:
     n = _name_counts[base]
     _name_counts[base] += 1
     return base if n == 0 else f"{base}_{n}"
 
 
-def _snake(name):
+def _snake(name: str) -> str:
     out = []
     for i, c in enumerate(name):
         if c.isupper() and i and not name[i - 1].isupper():
@@ -29,26 +32,33 @@ class Layer:
     compute in ``call``; the layer builds itself on its first call.
     """
 
-    def __init__(self, name=None, trainable=True):
+    def __init__(self, name: str | None = None, trainable: bool = True) -> None:
         self.name = name or _unique_name(_snake(type(self).__name__))
         self.trainable = trainable
         self.built = False
-        self._weights = []
+        self._weights: list[Variable] = []
 
-    def add_weight(self, name, shape, initializer, trainable=True, dtype="float32"):
+    def add_weight(
+        self,
+        name: str,
+        shape: Sequence[int],
+        initializer: Callable[..., Any],
+        trainable: bool = True,
+        dtype: Any = "float32",
+    ) -> Variable:
         """Creates a variable named ``{layer}/{name}:0``."""
         value = initializer(tuple(shape), dtype)
         v = Variable(value, trainable=trainable, name=f"{self.name}/{name}", dtype=dtype)
         self._weights.append(v)
         return v
 
-    def build(self, input_shape):
+    def build(self, input_shape: Any) -> None:
         self.built = True
 
-    def call(self, inputs, **kwargs):
+    def call(self, inputs: Any, **kwargs: Any) -> Any:
         raise NotImplementedError
 
-    def __call__(self, inputs, *args, **kwargs):
+    def __call__(self, inputs: Any, *args: Any, **kwargs: Any) -> Any:
         from .. import convert_to_tensor
 
         if not isinstance(inputs, (list, tuple, dict)):
@@ -59,21 +69,21 @@ class Layer:
         return self.call(inputs, *args, **kwargs)
 
     @property
-    def variables(self):
+    def variables(self) -> list[Variable]:
         """All variables of the layer (empty before it is built)."""
         return list(self._weights)
 
     weights = variables
 
     @property
-    def trainable_variables(self):
+    def trainable_variables(self) -> list[Variable]:
         """The trainable variables (empty before the layer is built)."""
         return [v for v in self._weights if v.trainable] if self.trainable else []
 
     trainable_weights = trainable_variables
 
     @property
-    def non_trainable_variables(self):
+    def non_trainable_variables(self) -> list[Variable]:
         if not self.trainable:
             return list(self._weights)
         return [v for v in self._weights if not v.trainable]

@@ -1,5 +1,9 @@
 """``Dense``: ``activation(inputs @ kernel + bias)``."""
 
+from __future__ import annotations
+
+from typing import Any, Callable
+
 from .. import activations, initializers
 from .._gradtape import add, matmul
 from ._base import Layer
@@ -18,15 +22,15 @@ class Dense(Layer):
 
     def __init__(
         self,
-        units,
-        activation=None,
-        use_bias=True,
-        kernel_initializer="glorot_uniform",
-        bias_initializer="zeros",
-        name=None,
-        trainable=True,
-        dtype="float32",
-    ):
+        units: int,
+        activation: str | Callable[..., Any] | None = None,
+        use_bias: bool = True,
+        kernel_initializer: str | Callable[..., Any] = "glorot_uniform",
+        bias_initializer: str | Callable[..., Any] = "zeros",
+        name: str | None = None,
+        trainable: bool = True,
+        dtype: Any = "float32",
+    ) -> None:
         super().__init__(name=name, trainable=trainable)
         if int(units) <= 0:
             raise ValueError(f"Received an invalid value for `units`, expected a positive integer, got {units}")
@@ -39,7 +43,7 @@ class Dense(Layer):
         self.kernel = None
         self.bias = None
 
-    def build(self, input_shape):
+    def build(self, input_shape: Any) -> None:
         if input_shape is None or len(input_shape) < 1:
             raise ValueError(f"Dense expects inputs with a last dimension, got shape {input_shape}")
         last = int(input_shape[-1])
@@ -48,7 +52,7 @@ class Dense(Layer):
             self.bias = self.add_weight("bias", (self.units,), self.bias_initializer, dtype=self.dtype)
         self.built = True
 
-    def call(self, inputs):
+    def call(self, inputs: Any, **kwargs: Any) -> Any:
         if inputs.ndim == 2:
             y = matmul(inputs, self.kernel)
         else:

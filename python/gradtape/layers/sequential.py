@@ -1,11 +1,15 @@
 """``Sequential``: layers applied in order."""
 
-import inspect
+from __future__ import annotations
 
+import inspect
+from typing import Any, Iterable
+
+from .._variable import Variable
 from ._base import Layer
 
 
-def _accepts_training(layer):
+def _accepts_training(layer: Layer) -> bool:
     try:
         return "training" in inspect.signature(layer.call).parameters
     except (TypeError, ValueError):
@@ -23,17 +27,18 @@ class Sequential(Layer):
     4
     """
 
-    def __init__(self, layers=None, name=None):
+    def __init__(self, layers: Iterable[Layer] | None = None, name: str | None = None) -> None:
         super().__init__(name=name)
         self.layers = list(layers or [])
 
-    def add(self, layer):
+    def add(self, layer: Layer) -> None:
+        """Appends ``layer``. TF equivalent: ``tf.keras.Sequential.add``."""
         self.layers.append(layer)
 
-    def build(self, input_shape):
+    def build(self, input_shape: Any) -> None:
         self.built = True
 
-    def call(self, inputs, training=None):
+    def call(self, inputs: Any, training: bool | None = None, **kwargs: Any) -> Any:
         x = inputs
         for layer in self.layers:
             if training is not None and _accepts_training(layer):
@@ -43,17 +48,17 @@ class Sequential(Layer):
         return x
 
     @property
-    def variables(self):
+    def variables(self) -> list[Variable]:
         return [v for layer in self.layers for v in layer.variables]
 
     weights = variables
 
     @property
-    def trainable_variables(self):
+    def trainable_variables(self) -> list[Variable]:
         return [v for layer in self.layers for v in layer.trainable_variables]
 
     trainable_weights = trainable_variables
 
     @property
-    def non_trainable_variables(self):
+    def non_trainable_variables(self) -> list[Variable]:
         return [v for layer in self.layers for v in layer.non_trainable_variables]

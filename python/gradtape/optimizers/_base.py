@@ -1,6 +1,11 @@
 """The optimizer base: ``apply_gradients``, slots, the step counter."""
 
-from .._gradtape import stop_gradient
+from __future__ import annotations
+
+from typing import Any, Callable, Iterable, Union
+
+from .._gradtape import Tensor, stop_gradient
+from .._gradtape import Variable as _NativeVariable
 from .._variable import Variable
 
 
@@ -10,23 +15,25 @@ class Optimizer:
     Subclasses implement ``_update(var, grad, slots, step)``.
     """
 
-    def __init__(self, learning_rate, name):
+    def __init__(self, learning_rate: float | Callable[[int], float], name: str) -> None:
         self.learning_rate = learning_rate
         self.name = name
         self.iterations = Variable(0, trainable=False, name="iteration", dtype="int64")
-        self._slots = {}
+        self._slots: dict[int, dict[str, Variable]] = {}
 
-    def _slot(self, var, key, init):
+    def _slot(self, var: _NativeVariable, key: str, init: Callable[[Any], Any]) -> Variable:
         slots = self._slots.setdefault(var._unique_id, {})
         if key not in slots:
             slots[key] = Variable(init(var), trainable=False, name=f"{var.name.split(':')[0]}/{key}")
         return slots[key]
 
-    def _lr(self):
+    def _lr(self) -> float:
         lr = self.learning_rate
         return float(lr(int(self.iterations.numpy()))) if callable(lr) else float(lr)
 
-    def apply_gradients(self, grads_and_vars):
+    def apply_gradients(
+        self, grads_and_vars: Iterable[tuple[Union[Tensor, None], _NativeVariable]]
+    ) -> Variable:
         """Applies one update per ``(gradient, variable)`` pair; ``None`` gradients
         are skipped. Returns the step counter."""
         pairs = [(g, v) for g, v in grads_and_vars]
@@ -51,7 +58,7 @@ class Optimizer:
         self.iterations.assign_add(1)
         return self.iterations
 
-    def minimize(self, loss, var_list, tape=None):
+    def minimize(self, loss: Any, var_list: Any, tape: Any = None) -> Variable:
         """Computes gradients of ``loss`` (a tensor with ``tape``, or a callable)
         and applies them."""
         from .._tape import GradientTape
@@ -67,5 +74,5 @@ class Optimizer:
         grads = tape.gradient(value, var_list)
         return self.apply_gradients(zip(grads, var_list))
 
-    def _update(self, var, grad, lr, step):
+    def _update(self, var: _NativeVariable, grad: Tensor, lr: float, step: int) -> None:
         raise NotImplementedError

@@ -1,5 +1,9 @@
 """Adam."""
 
+from __future__ import annotations
+
+from typing import Any, Callable
+
 import math
 
 from .._gradtape import sqrt, zeros_like
@@ -17,12 +21,20 @@ class Adam(Optimizer):
     0.9
     """
 
-    def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7, amsgrad=False, name="Adam"):
+    def __init__(
+        self,
+        learning_rate: float | Callable[[int], float] = 0.001,
+        beta_1: float = 0.9,
+        beta_2: float = 0.999,
+        epsilon: float = 1e-7,
+        amsgrad: bool = False,
+        name: str = "Adam",
+    ) -> None:
         super().__init__(learning_rate, name)
         self.beta_1, self.beta_2, self.epsilon = float(beta_1), float(beta_2), float(epsilon)
         self.amsgrad = bool(amsgrad)
 
-    def _update(self, var, grad, lr, step):
+    def _update(self, var: Any, grad: Any, lr: float, step: int) -> None:
         b1, b2 = self.beta_1, self.beta_2
         m = self._slot(var, "m", zeros_like)
         v = self._slot(var, "v", zeros_like)

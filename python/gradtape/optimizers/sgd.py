@@ -1,5 +1,9 @@
 """Stochastic gradient descent, optionally with (Nesterov) momentum."""
 
+from __future__ import annotations
+
+from typing import Any, Callable
+
 from .._gradtape import zeros_like
 from ._base import Optimizer
 
@@ -15,14 +19,20 @@ class SGD(Optimizer):
     0.8
     """
 
-    def __init__(self, learning_rate=0.01, momentum=0.0, nesterov=False, name="SGD"):
+    def __init__(
+        self,
+        learning_rate: float | Callable[[int], float] = 0.01,
+        momentum: float = 0.0,
+        nesterov: bool = False,
+        name: str = "SGD",
+    ) -> None:
         super().__init__(learning_rate, name)
         if not 0.0 <= momentum <= 1.0:
             raise ValueError("`momentum` must be in the range [0, 1].")
         self.momentum = float(momentum)
         self.nesterov = bool(nesterov)
 
-    def _update(self, var, grad, lr, step):
+    def _update(self, var: Any, grad: Any, lr: float, step: int) -> None:
         if self.momentum == 0.0:
             var.assign_sub(grad * lr)
             return

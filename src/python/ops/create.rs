@@ -15,7 +15,15 @@ fn dtype_opt(d: Option<&Bound<'_, PyAny>>) -> PyResult<Option<DType>> {
     }
 }
 
-/// TF equivalent: `tf.constant` (a new tensor; never recorded).
+/// A new tensor from a Python value, numpy array or tensor; ``shape`` reshapes or
+/// broadcasts a scalar. Never recorded by tapes. TF equivalent: ``tf.constant``.
+///
+/// >>> print(gt.constant([[1, 2], [3, 4]]))
+/// gt.Tensor(
+/// [[1 2]
+///  [3 4]], shape=(2, 2), dtype=int32)
+/// >>> print(gt.constant(0.5, shape=[2], dtype=gt.float64))
+/// gt.Tensor([0.5 0.5], shape=(2,), dtype=float64)
 #[pyfunction]
 #[pyo3(signature = (value, dtype=None, shape=None, name=None))]
 fn constant(
@@ -50,7 +58,15 @@ fn constant(
     Ok(t.into())
 }
 
-/// TF equivalent: `tf.convert_to_tensor` (tensors pass through unchanged).
+/// ``value`` as a tensor: tensors pass through unchanged, other values are converted
+/// (``dtype_hint`` is used when ``dtype`` is not given). TF equivalent:
+/// ``tf.convert_to_tensor``.
+///
+/// >>> print(gt.convert_to_tensor([1.0, 2.0]))
+/// gt.Tensor([1. 2.], shape=(2,), dtype=float32)
+/// >>> x = gt.constant(1.0)
+/// >>> gt.convert_to_tensor(x) is x
+/// False
 #[pyfunction]
 #[pyo3(signature = (value, dtype=None, dtype_hint=None, name=None))]
 fn convert_to_tensor(
@@ -77,7 +93,11 @@ fn convert_to_tensor(
     Ok(convert_value(value, dt.or(hint))?.into())
 }
 
-/// TF equivalent: `tf.cast`.
+/// ``x`` converted to ``dtype`` (floats to integers truncate toward zero). TF equivalent:
+/// ``tf.cast``.
+///
+/// >>> print(gt.cast(gt.constant([1.7, -1.7]), gt.int32))
+/// gt.Tensor([ 1 -1], shape=(2,), dtype=int32)
 #[pyfunction]
 #[pyo3(signature = (x, dtype, name=None))]
 fn cast(
@@ -91,7 +111,12 @@ fn cast(
     Ok(ops::cast(&t, d)?.into())
 }
 
-/// TF equivalent: `tf.zeros`.
+/// A tensor of zeros (float32 by default). TF equivalent: ``tf.zeros``.
+///
+/// >>> print(gt.zeros([2, 3]))
+/// gt.Tensor(
+/// [[0. 0. 0.]
+///  [0. 0. 0.]], shape=(2, 3), dtype=float32)
 #[pyfunction]
 #[pyo3(signature = (shape, dtype=None, name=None))]
 fn zeros(
@@ -103,7 +128,10 @@ fn zeros(
     Ok(ops::zeros(&dims_arg(shape)?, dtype_opt(dtype)?.unwrap_or(DType::F32)).into())
 }
 
-/// TF equivalent: `tf.ones`.
+/// A tensor of ones (float32 by default). TF equivalent: ``tf.ones``.
+///
+/// >>> print(gt.ones([2], dtype=gt.int32))
+/// gt.Tensor([1 1], shape=(2,), dtype=int32)
 #[pyfunction]
 #[pyo3(signature = (shape, dtype=None, name=None))]
 fn ones(
@@ -115,7 +143,11 @@ fn ones(
     Ok(ops::ones(&dims_arg(shape)?, dtype_opt(dtype)?.unwrap_or(DType::F32)).into())
 }
 
-/// TF equivalent: `tf.zeros_like`.
+/// Zeros with the shape (and by default the dtype) of ``input``. TF equivalent:
+/// ``tf.zeros_like``.
+///
+/// >>> print(gt.zeros_like(gt.constant([1, 2])))
+/// gt.Tensor([0 0], shape=(2,), dtype=int32)
 #[pyfunction]
 #[pyo3(signature = (input, dtype=None, name=None))]
 fn zeros_like(
@@ -128,7 +160,11 @@ fn zeros_like(
     Ok(ops::zeros(t.shape(), dtype_opt(dtype)?.unwrap_or(t.dtype())).into())
 }
 
-/// TF equivalent: `tf.ones_like`.
+/// Ones with the shape (and by default the dtype) of ``input``. TF equivalent:
+/// ``tf.ones_like``.
+///
+/// >>> print(gt.ones_like(gt.constant([1.0, 2.0])))
+/// gt.Tensor([1. 1.], shape=(2,), dtype=float32)
 #[pyfunction]
 #[pyo3(signature = (input, dtype=None, name=None))]
 fn ones_like(
@@ -141,7 +177,13 @@ fn ones_like(
     Ok(ops::ones(t.shape(), dtype_opt(dtype)?.unwrap_or(t.dtype())).into())
 }
 
-/// TF equivalent: `tf.fill`.
+/// A tensor of shape ``dims`` filled with the scalar ``value`` (its dtype). TF equivalent:
+/// ``tf.fill``.
+///
+/// >>> print(gt.fill([2, 2], 7))
+/// gt.Tensor(
+/// [[7 7]
+///  [7 7]], shape=(2, 2), dtype=int32)
 #[pyfunction]
 #[pyo3(signature = (dims, value, name=None))]
 fn fill(
@@ -154,7 +196,14 @@ fn fill(
     Ok(ops::fill(&dims_arg(dims)?, &v)?.into())
 }
 
-/// TF equivalent: `tf.eye`.
+/// An identity matrix (or a batch of them), float32 by default. TF equivalent: ``tf.eye``.
+///
+/// >>> print(gt.eye(2))
+/// gt.Tensor(
+/// [[1. 0.]
+///  [0. 1.]], shape=(2, 2), dtype=float32)
+/// >>> print(gt.eye(2, 3).shape)
+/// (2, 3)
 #[pyfunction]
 #[pyo3(signature = (num_rows, num_columns=None, batch_shape=None, dtype=None, name=None))]
 fn eye(
@@ -178,7 +227,11 @@ fn eye(
     .into())
 }
 
-/// TF equivalent: `tf.linspace` (dtype follows `start`: float32 for Python floats).
+/// ``num`` evenly spaced values from ``start`` to ``stop`` inclusive; the dtype follows
+/// ``start`` (float32 for Python numbers). TF equivalent: ``tf.linspace``.
+///
+/// >>> print(gt.linspace(0.0, 1.0, 5))
+/// gt.Tensor([0.   0.25 0.5  0.75 1.  ], shape=(5,), dtype=float32)
 #[pyfunction]
 #[pyo3(signature = (start, stop, num, name=None, axis=0))]
 fn linspace(
@@ -199,7 +252,13 @@ fn linspace(
     Ok(ops::linspace(s.to_f64_scalar()?, e.to_f64_scalar()?, num, dt)?.into())
 }
 
-/// TF equivalent: `tf.range` (int32 for int arguments, float32 for floats).
+/// Values from ``start`` (0 if only one argument) up to ``limit`` exclusive in steps of
+/// ``delta``; int32 for int arguments, float32 for floats. TF equivalent: ``tf.range``.
+///
+/// >>> print(gt.range(5))
+/// gt.Tensor([0 1 2 3 4], shape=(5,), dtype=int32)
+/// >>> print(gt.range(1.0, 2.0, 0.25))
+/// gt.Tensor([1.   1.25 1.5  1.75], shape=(4,), dtype=float32)
 #[pyfunction]
 #[pyo3(signature = (start, limit=None, delta=None, dtype=None, name=None))]
 fn range(

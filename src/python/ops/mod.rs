@@ -136,7 +136,8 @@ pub(crate) fn dims_arg(ob: &Bound<'_, PyAny>) -> PyResult<Vec<usize>> {
 
 /// Defines `#[pyfunction]`s `f(x, name=None)` over engine unary ops.
 macro_rules! py_unary {
-    ($($py:ident => $f:path),* $(,)?) => {$(
+    ($($(#[$doc:meta])* $py:ident => $f:path),* $(,)?) => {$(
+        $(#[$doc])*
         #[pyfunction]
         #[pyo3(signature = (x, name=None))]
         fn $py(py: Python<'_>, x: &Bound<'_, PyAny>, name: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
@@ -150,7 +151,8 @@ pub(crate) use py_unary;
 
 /// Defines `#[pyfunction]`s `f(x, y, name=None)` over engine binary ops.
 macro_rules! py_binary {
-    ($($py:ident => $f:path),* $(,)?) => {$(
+    ($($(#[$doc:meta])* $py:ident => $f:path),* $(,)?) => {$(
+        $(#[$doc])*
         #[pyfunction]
         #[pyo3(signature = (x, y, name=None))]
         fn $py(py: Python<'_>, x: &Bound<'_, PyAny>, y: &Bound<'_, PyAny>, name: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {

@@ -13,7 +13,13 @@ use crate::python::heavy;
 use crate::python::tensor::PyTensor;
 use crate::tensor::Tensor;
 
-/// TF equivalent: `tf.reshape` (one entry may be -1).
+/// ``tensor`` with a new shape of the same size; one entry may be -1 (inferred).
+/// TF equivalent: ``tf.reshape``.
+///
+/// >>> print(gt.reshape(gt.range(6), [2, -1]))
+/// gt.Tensor(
+/// [[0 1 2]
+///  [3 4 5]], shape=(2, 3), dtype=int32)
 #[pyfunction]
 #[pyo3(signature = (tensor, shape, name=None))]
 fn reshape(
@@ -28,7 +34,14 @@ fn reshape(
     Ok(heavy(py, x.size(), || ops::reshape_infer(&x, &s))?.into())
 }
 
-/// TF equivalent: `tf.transpose`.
+/// Axes permuted by ``perm`` (reversed by default); ``conjugate=True`` also conjugates.
+/// TF equivalent: ``tf.transpose``.
+///
+/// >>> print(gt.transpose(gt.constant([[1, 2, 3]])))
+/// gt.Tensor(
+/// [[1]
+///  [2]
+///  [3]], shape=(3, 1), dtype=int32)
 #[pyfunction]
 #[pyo3(signature = (a, perm=None, conjugate=false, name=None))]
 fn transpose(
@@ -55,7 +68,11 @@ fn transpose(
     .into())
 }
 
-/// TF equivalent: `tf.expand_dims`.
+/// ``input`` with a new axis of length 1 inserted at ``axis``. TF equivalent:
+/// ``tf.expand_dims``.
+///
+/// >>> print(gt.expand_dims(gt.constant([1, 2]), 0).shape)
+/// (1, 2)
 #[pyfunction]
 #[pyo3(signature = (input, axis, name=None))]
 fn expand_dims(
@@ -68,7 +85,11 @@ fn expand_dims(
     Ok(ops::expand_dims(&x, axis)?.into())
 }
 
-/// TF equivalent: `tf.squeeze`.
+/// ``input`` without its length-1 axes (or only those in ``axis``). TF equivalent:
+/// ``tf.squeeze``.
+///
+/// >>> print(gt.squeeze(gt.zeros([1, 2, 1])).shape)
+/// (2,)
 #[pyfunction]
 #[pyo3(signature = (input, axis=None, name=None))]
 fn squeeze(
@@ -82,7 +103,12 @@ fn squeeze(
     Ok(ops::squeeze(&x, axes.as_deref())?.into())
 }
 
-/// TF equivalent: `tf.broadcast_to`.
+/// ``input`` broadcast to ``shape``. TF equivalent: ``tf.broadcast_to``.
+///
+/// >>> print(gt.broadcast_to(gt.constant([1, 2]), [2, 2]))
+/// gt.Tensor(
+/// [[1 2]
+///  [1 2]], shape=(2, 2), dtype=int32)
 #[pyfunction]
 #[pyo3(signature = (input, shape, name=None))]
 fn broadcast_to(
@@ -139,7 +165,11 @@ fn dtype_arg(d: Option<&Bound<'_, PyAny>>, default: DType) -> PyResult<DType> {
     }
 }
 
-/// TF equivalent: `tf.concat`.
+/// The tensors of ``values`` joined along the existing axis ``axis``. TF equivalent:
+/// ``tf.concat``.
+///
+/// >>> print(gt.concat([gt.constant([1, 2]), gt.constant([3])], axis=0))
+/// gt.Tensor([1 2 3], shape=(3,), dtype=int32)
 #[pyfunction]
 #[pyo3(signature = (values, axis, name=None))]
 fn concat(
@@ -155,7 +185,13 @@ fn concat(
     Ok(heavy(py, n, || ops::concat(&xs, axis))?.into())
 }
 
-/// TF equivalent: `tf.stack`.
+/// The tensors of ``values`` (same shape) joined along a new axis ``axis``. TF equivalent:
+/// ``tf.stack``.
+///
+/// >>> print(gt.stack([gt.constant([1, 2]), gt.constant([3, 4])], axis=1))
+/// gt.Tensor(
+/// [[1 3]
+///  [2 4]], shape=(2, 2), dtype=int32)
 #[pyfunction]
 #[pyo3(signature = (values, axis=0, name=None))]
 fn stack(
@@ -170,7 +206,11 @@ fn stack(
     Ok(heavy(py, n, || ops::stack(&xs, axis))?.into())
 }
 
-/// TF equivalent: `tf.unstack` (returns a list).
+/// The slices of ``value`` along ``axis``, as a list of tensors. TF equivalent:
+/// ``tf.unstack``.
+///
+/// >>> [t.numpy().tolist() for t in gt.unstack(gt.constant([[1, 2], [3, 4]]))]
+/// [[1, 2], [3, 4]]
 #[pyfunction]
 #[pyo3(signature = (value, num=None, axis=0, name=None))]
 fn unstack(
@@ -186,7 +226,11 @@ fn unstack(
     Ok(parts.into_iter().map(Into::into).collect())
 }
 
-/// TF equivalent: `tf.split` (returns a list).
+/// ``value`` cut along ``axis`` into ``num_or_size_splits`` equal parts, or parts of the
+/// given sizes (a list of tensors). TF equivalent: ``tf.split``.
+///
+/// >>> [t.numpy().tolist() for t in gt.split(gt.range(5), [2, 3])]
+/// [[0, 1], [2, 3, 4]]
 #[pyfunction]
 #[pyo3(signature = (value, num_or_size_splits, axis=0, num=None, name=None))]
 fn split(
@@ -217,7 +261,11 @@ fn split(
     Ok(parts.into_iter().map(Into::into).collect())
 }
 
-/// TF equivalent: `tf.tile`.
+/// ``input`` repeated ``multiples[i]`` times along each axis ``i``. TF equivalent:
+/// ``tf.tile``.
+///
+/// >>> print(gt.tile(gt.constant([1, 2]), [2]))
+/// gt.Tensor([1 2 1 2], shape=(4,), dtype=int32)
 #[pyfunction]
 #[pyo3(signature = (input, multiples, name=None))]
 fn tile(
@@ -233,7 +281,13 @@ fn tile(
     Ok(heavy(py, n, || ops::tile(&x, &m))?.into())
 }
 
-/// TF equivalent: `tf.pad` (modes CONSTANT, REFLECT, SYMMETRIC).
+/// ``tensor`` padded by ``paddings[i] = [before, after]`` along each axis; modes CONSTANT,
+/// REFLECT and SYMMETRIC. TF equivalent: ``tf.pad``.
+///
+/// >>> print(gt.pad(gt.constant([1, 2]), [[1, 2]]))
+/// gt.Tensor([0 1 2 0 0], shape=(5,), dtype=int32)
+/// >>> print(gt.pad(gt.constant([1, 2, 3]), [[1, 1]], mode="REFLECT"))
+/// gt.Tensor([2 1 2 3 2], shape=(5,), dtype=int32)
 #[pyfunction]
 #[pyo3(signature = (tensor, paddings, mode="CONSTANT", constant_values=None, name=None))]
 fn pad(
@@ -272,7 +326,13 @@ fn pad(
     Ok(heavy(py, x.size(), || ops::pad(&x, &pairs, mode, cv.as_ref()))?.into())
 }
 
-/// TF equivalent: `tf.slice`.
+/// The block of ``input_`` starting at ``begin`` of extent ``size`` (-1: to the end).
+/// TF equivalent: ``tf.slice``.
+///
+/// >>> print(gt.slice(gt.constant([[1, 2, 3], [4, 5, 6]]), [0, 1], [2, -1]))
+/// gt.Tensor(
+/// [[2 3]
+///  [5 6]], shape=(2, 2), dtype=int32)
 #[pyfunction]
 #[pyo3(signature = (input_, begin, size, name=None))]
 fn slice(
@@ -289,7 +349,11 @@ fn slice(
     Ok(heavy(py, x.size(), || ops::slice(&x, &b, &s))?.into())
 }
 
-/// TF equivalent: `tf.gather` (`batch_dims=0` only).
+/// Slices of ``params`` along ``axis`` (0 by default) at ``indices``. Only ``batch_dims=0``
+/// is supported. TF equivalent: ``tf.gather``.
+///
+/// >>> print(gt.gather(gt.constant([10, 20, 30]), [2, 0]))
+/// gt.Tensor([30 10], shape=(2,), dtype=int32)
 #[pyfunction]
 #[pyo3(signature = (params, indices, validate_indices=None, axis=None, batch_dims=0, name=None))]
 fn gather(
@@ -308,7 +372,11 @@ fn gather(
     Ok(heavy(py, p.size(), || ops::gather(&p, &i, axis, batch_dims))?.into())
 }
 
-/// TF equivalent: `tf.gather_nd` (`batch_dims=0` only).
+/// Elements or slices of ``params`` at the index tuples in the last axis of ``indices``.
+/// Only ``batch_dims=0`` is supported. TF equivalent: ``tf.gather_nd``.
+///
+/// >>> print(gt.gather_nd(gt.constant([[1, 2], [3, 4]]), [[0, 1], [1, 0]]))
+/// gt.Tensor([2 3], shape=(2,), dtype=int32)
 #[pyfunction]
 #[pyo3(signature = (params, indices, batch_dims=0, name=None))]
 fn gather_nd(
@@ -329,7 +397,13 @@ fn gather_nd(
     Ok(heavy(py, p.size(), || ops::gather_nd(&p, &i))?.into())
 }
 
-/// TF equivalent: `tf.one_hot` (default dtype float32, or that of on/off values).
+/// One-hot encoding of ``indices`` with ``depth`` classes (float32 by default, or the dtype
+/// of ``on_value``/``off_value``). TF equivalent: ``tf.one_hot``.
+///
+/// >>> print(gt.one_hot([0, 2], 3))
+/// gt.Tensor(
+/// [[1. 0. 0.]
+///  [0. 0. 1.]], shape=(2, 3), dtype=float32)
 #[pyfunction]
 #[pyo3(signature = (indices, depth, on_value=None, off_value=None, axis=None, dtype=None, name=None))]
 #[allow(clippy::too_many_arguments)]
@@ -368,7 +442,11 @@ fn one_hot(
     Ok(ops::one_hot(&i, depth as usize, on, off, axis, dt)?.into())
 }
 
-/// TF equivalent: `tf.boolean_mask`.
+/// The entries of ``tensor`` where ``mask`` is true (``mask`` covers the axes from
+/// ``axis``). TF equivalent: ``tf.boolean_mask``.
+///
+/// >>> print(gt.boolean_mask(gt.constant([1, 2, 3]), [True, False, True]))
+/// gt.Tensor([1 3], shape=(2,), dtype=int32)
 #[pyfunction]
 #[pyo3(signature = (tensor, mask, axis=None, name=None))]
 fn boolean_mask(
@@ -392,7 +470,17 @@ fn axes_list(ob: &Bound<'_, PyAny>) -> PyResult<Vec<isize>> {
     Ok(shape_arg(ob)?.into_iter().map(|v| v as isize).collect())
 }
 
-/// TF equivalent: `tf.tensordot` (`axes`: an int, or a pair of axis lists).
+/// Sum of products over the given axes of ``a`` and ``b``: ``axes`` is an int (last axes of
+/// ``a`` with first axes of ``b``) or a pair of axis lists. TF equivalent:
+/// ``tf.tensordot``.
+///
+/// >>> a = gt.constant([[1.0, 2.0], [3.0, 4.0]])
+/// >>> print(gt.tensordot(a, a, axes=1))
+/// gt.Tensor(
+/// [[ 7. 10.]
+///  [15. 22.]], shape=(2, 2), dtype=float32)
+/// >>> print(gt.tensordot(a, a, axes=[[0, 1], [0, 1]]))
+/// gt.Tensor(30.0, shape=(), dtype=float32)
 #[pyfunction]
 #[pyo3(signature = (a, b, axes, name=None))]
 fn tensordot(
@@ -426,7 +514,11 @@ fn tensordot(
     Ok(heavy(py, n, || ops::tensordot(&x, &y, &spec))?.into())
 }
 
-/// TF equivalent: `tf.shape`.
+/// The shape of ``input`` as a 1-D int32 tensor (or ``out_type``). TF equivalent:
+/// ``tf.shape``.
+///
+/// >>> print(gt.shape(gt.zeros([2, 3])))
+/// gt.Tensor([2 3], shape=(2,), dtype=int32)
 #[pyfunction]
 #[pyo3(signature = (input, out_type=None, name=None))]
 fn shape(
@@ -439,7 +531,11 @@ fn shape(
     Ok(ops::shape(&x, dtype_arg(out_type, DType::I32)?)?.into())
 }
 
-/// TF equivalent: `tf.size`.
+/// The number of elements of ``input`` as an int32 scalar tensor (or ``out_type``).
+/// TF equivalent: ``tf.size``.
+///
+/// >>> print(gt.size(gt.zeros([2, 3])))
+/// gt.Tensor(6, shape=(), dtype=int32)
 #[pyfunction]
 #[pyo3(signature = (input, out_type=None, name=None))]
 fn size(
@@ -452,7 +548,10 @@ fn size(
     Ok(ops::size(&x, dtype_arg(out_type, DType::I32)?)?.into())
 }
 
-/// TF equivalent: `tf.rank`.
+/// The number of axes of ``input`` as an int32 scalar tensor. TF equivalent: ``tf.rank``.
+///
+/// >>> print(gt.rank(gt.zeros([2, 3])))
+/// gt.Tensor(2, shape=(), dtype=int32)
 #[pyfunction]
 #[pyo3(signature = (input, name=None))]
 fn rank(input: &Bound<'_, PyAny>, name: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
