@@ -201,6 +201,39 @@ pub(crate) fn to_numpy<'py>(py: Python<'py>, t: &Tensor) -> Bound<'py, PyAny> {
     }
 }
 
+/// Keeps a tensor's storage alive for numpy arrays that view it.
+#[pyclass(frozen, name = "_Storage", module = "gradtape")]
+pub(crate) struct Storage {
+    _t: Tensor,
+}
+
+/// A read-only numpy array sharing the tensor's storage (no copy). Tensors are
+/// immutable, so the view is marked non-writeable; `Storage` keeps the buffer alive
+/// for as long as numpy holds the view.
+pub(crate) fn numpy_view<'py>(py: Python<'py>, t: &Tensor) -> PyResult<Bound<'py, PyAny>> {
+    let keep = Bound::new(py, Storage { _t: t.clone() })?.into_any();
+    // SAFETY: the arrays borrowed below live in `t`'s shared buffers, which `keep`
+    // (a clone of `t`) owns until numpy drops the view.
+    let arr = unsafe {
+        match t.data() {
+            Data::F32(a) => PyArrayDyn::borrow_from_array(a, keep).into_any(),
+            Data::F64(a) => PyArrayDyn::borrow_from_array(a, keep).into_any(),
+            Data::I32(a) => PyArrayDyn::borrow_from_array(a, keep).into_any(),
+            Data::I64(a) => PyArrayDyn::borrow_from_array(a, keep).into_any(),
+            Data::Bool(a) => PyArrayDyn::borrow_from_array(a, keep).into_any(),
+            Data::C64(a) => PyArrayDyn::borrow_from_array(a, keep).into_any(),
+            Data::C128(a) => PyArrayDyn::borrow_from_array(a, keep).into_any(),
+        }
+    };
+    // SAFETY: `arr` is a freshly created ndarray object; clearing a flag bit is how
+    // numpy's own `setflags(write=False)` marks it read-only.
+    unsafe {
+        let p = arr.as_ptr() as *mut numpy::npyffi::PyArrayObject;
+        (*p).flags &= !numpy::npyffi::NPY_ARRAY_WRITEABLE;
+    }
+    Ok(arr)
+}
+
 /// Parses a dtype argument: a `gt.DType`, a string, or a numpy dtype/type.
 pub(crate) fn to_dtype(ob: &Bound<'_, PyAny>) -> PyResult<DType> {
     if let Ok(d) = ob.cast::<super::tensor::PyDType>() {

@@ -39,6 +39,7 @@ fn _gradtape(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<tensor::PyDType>()?;
     m.add_class::<variable::PyVariable>()?;
     m.add_class::<tape::PyTape>()?;
+    m.add_class::<convert::Storage>()?;
     m.add(
         "InvalidArgumentError",
         py.get_type::<errors::InvalidArgumentError>(),

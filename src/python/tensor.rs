@@ -227,8 +227,13 @@ macro_rules! tensor_methods {
             }
             #[pyo3(signature = (dtype=None, copy=None))]
             fn __array__<'py>(&$s, py: Python<'py>, dtype: Option<Bound<'py, PyAny>>, copy: Option<bool>) -> PyResult<Bound<'py, PyAny>> {
-                let _ = copy;
-                let a = $crate::python::convert::to_numpy(py, &$get);
+                // Zero-copy (a read-only view) unless a copy is asked for.
+                let t = $get;
+                let a = if copy == Some(true) {
+                    $crate::python::convert::to_numpy(py, &t)
+                } else {
+                    $crate::python::convert::numpy_view(py, &t)?
+                };
                 match dtype {
                     Some(d) => a.call_method1("astype", (d,)),
                     None => Ok(a),

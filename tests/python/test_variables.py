@@ -138,3 +138,28 @@ def test_ref_is_hashable_and_identity_based():
     d = {a.ref(): "a", b.ref(): "b"}
     assert d[a.ref()] == "a" and d[b.ref()] == "b"
     assert a.ref().deref() is a
+
+
+def test_asarray_shares_storage_read_only_and_numpy_copies():
+    t = gt.constant([[1.0, 2.0], [3.0, 4.0]])
+    a = np.asarray(t)
+    b = np.asarray(t)
+    assert np.shares_memory(a, b)  # both views of the tensor's own buffer
+    assert not a.flags.writeable
+    with pytest.raises(ValueError):
+        a[0, 0] = 9.0
+    c = t.numpy()
+    assert c.flags.writeable and not np.shares_memory(a, c)
+    c[0, 0] = 9.0
+    assert float(t[0, 0]) == 1.0
+    # A transposed tensor exports its strides without a copy.
+    tt = gt.transpose(t)
+    np.testing.assert_array_equal(np.asarray(tt), [[1.0, 3.0], [2.0, 4.0]])
+    # Views outlive the tensor.
+    del t
+    assert a.sum() == 10.0
+    # A variable's view is unaffected by later assignment.
+    v = gt.Variable([1.0, 2.0])
+    va = np.asarray(v)
+    v.assign([5.0, 6.0])
+    np.testing.assert_array_equal(va, [1.0, 2.0])
