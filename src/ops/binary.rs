@@ -293,25 +293,25 @@ impl Op for Pow {
 /// Elementwise maximum. TF equivalent: `tf.math.maximum`. Ties send the gradient
 /// to `x` (TF's `greater_equal` mask).
 pub fn maximum(x: &Tensor, y: &Tensor) -> Result<Tensor> {
-    let out = arith!(
-        "Maximum",
-        x,
-        y,
-        [F32, F64, I32, I64],
-        |p, q| if p >= q || p != p { p } else { q }
-    );
+    let out = arith!("Maximum", x, y, [F32, F64, I32, I64], |p, q| if p >= q
+        || p.partial_cmp(&p).is_none()
+    {
+        p
+    } else {
+        q
+    });
     binary_out(MinMax { max: true }, x, y, out)
 }
 
 /// Elementwise minimum. TF equivalent: `tf.math.minimum`. Ties send the gradient to `x`.
 pub fn minimum(x: &Tensor, y: &Tensor) -> Result<Tensor> {
-    let out = arith!(
-        "Minimum",
-        x,
-        y,
-        [F32, F64, I32, I64],
-        |p, q| if p <= q || p != p { p } else { q }
-    );
+    let out = arith!("Minimum", x, y, [F32, F64, I32, I64], |p, q| if p <= q
+        || p.partial_cmp(&p).is_none()
+    {
+        p
+    } else {
+        q
+    });
     binary_out(MinMax { max: false }, x, y, out)
 }
 struct MinMax {

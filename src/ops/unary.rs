@@ -89,7 +89,7 @@ unary_op!(
     /// Sign (-1, 0, 1). TF equivalent: `tf.math.sign`. Gradient: zeros.
     sign, Sign, "Sign", [F32, F64, I32, I64], |v| {
         let z = Default::default();
-        let one: _ = num_traits::One::one();
+        let one = num_traits::one();
         if v > z { one } else if v < z { z - one } else { z }
     },
     saves Saves::NOTHING, vjp |cx, dy| zeros_like(dy)

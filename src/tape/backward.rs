@@ -84,8 +84,7 @@ fn plan(tape: &TapeInner, targets: &[Tensor], sources: &[Source<'_>]) -> Plan {
     // Of those, the ones that depend on a source.
     let mut leads: FxHashSet<TensorId> = sources.iter().map(|s| s.id()).collect();
     let mut order = Vec::new();
-    for k in 0..n {
-        let node = &tape.nodes[k];
+    for (k, node) in tape.nodes.iter().enumerate() {
         if marked[k] && node.inputs.iter().any(|s| leads.contains(&s.id)) {
             order.push(k as u32);
             for o in &node.outputs {

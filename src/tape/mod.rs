@@ -44,8 +44,8 @@ impl TapeInner {
         if !var.dtype().is_differentiable() {
             return;
         }
-        if !self.ids.contains_key(&var.id()) {
-            self.ids.insert(var.id(), Entry::Watched);
+        if let std::collections::hash_map::Entry::Vacant(e) = self.ids.entry(var.id()) {
+            e.insert(Entry::Watched);
             self.watched_vars.push(var.clone());
         }
     }
