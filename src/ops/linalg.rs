@@ -1,15 +1,15 @@
 //! Matrix products and linear algebra.
 
-use ndarray::{Array3, ArrayD, Axis, Ix3, IxDyn, LinalgScalar};
+use ndarray::{ArrayD, IxDyn};
 
 use super::{binary_out, grads, Grads, Op, VjpCx};
 use crate::broadcast::broadcast_shapes;
 use crate::error::{Error, Result};
-use crate::kernels::matmul::matmul2;
+use crate::kernels::matmul::{matmul2, Gemm, Raw, RawMut};
 use crate::ops::conj;
 use crate::tensor::Tensor;
 
-fn mm<T: LinalgScalar + Send + Sync>(
+fn mm<T: Gemm>(
     a: &ndarray::ArcArray<T, IxDyn>,
     b: &ndarray::ArcArray<T, IxDyn>,
     ta: bool,
@@ -58,30 +58,119 @@ fn mm<T: LinalgScalar + Send + Sync>(
     }
     let batch = broadcast_shapes("MatMul", &sa[..ra - 2], &sb[..rb - 2])?;
     let nb: usize = batch.iter().product();
-    let flat3 = |x: &ndarray::ArcArray<T, IxDyn>, r: usize, c: usize| -> Array3<T> {
-        let mut full = batch.clone();
-        full.extend([r, c]);
-        let v = x.broadcast(IxDyn(&full)).expect("batch dims broadcast");
-        let owned = v.as_standard_layout().into_owned();
-        owned
-            .into_shape_with_order((nb, r, c))
-            .expect("same size")
-            .into_dimensionality::<Ix3>()
-            .expect("rank 3")
-    };
-    let a3 = flat3(a, sa[ra - 2], sa[ra - 1]);
-    let b3 = flat3(b, sb[rb - 2], sb[rb - 1]);
-    let mut out = Array3::<T>::zeros((nb, m, n));
-    for (i, mut o) in out.axis_iter_mut(Axis(0)).enumerate() {
-        let av = a3.index_axis(Axis(0), i);
-        let bv = b3.index_axis(Axis(0), i);
-        let av = if ta { av.reversed_axes() } else { av };
-        let bv = if tb { bv.reversed_axes() } else { bv };
-        o.assign(&matmul2(av, bv));
-    }
-    let mut shape = batch;
+    let mut shape = batch.clone();
     shape.extend([m, n]);
-    Ok(out.into_shape_with_order(IxDyn(&shape)).expect("same size"))
+    let mut out = ArrayD::<T>::zeros(IxDyn(&shape));
+    if nb == 0 || m == 0 || n == 0 {
+        return Ok(out);
+    }
+    // Element offsets of each batch entry in `a` and `b` (broadcast axes: stride 0);
+    // the operands are read in place, whatever their layout.
+    let offsets = |x: &ndarray::ArcArray<T, IxDyn>| -> Vec<isize> {
+        let r = x.ndim() - 2;
+        let lead = batch.len() - r;
+        let strides: Vec<isize> = (0..batch.len())
+            .map(|d| {
+                if d < lead || x.shape()[d - lead] == 1 {
+                    0
+                } else {
+                    x.strides()[d - lead]
+                }
+            })
+            .collect();
+        let mut offs = Vec::with_capacity(nb);
+        let mut idx = vec![0usize; batch.len()];
+        for _ in 0..nb {
+            offs.push(
+                idx.iter()
+                    .zip(&strides)
+                    .map(|(&i, &s)| i as isize * s)
+                    .sum(),
+            );
+            for d in (0..batch.len()).rev() {
+                idx[d] += 1;
+                if idx[d] < batch[d] {
+                    break;
+                }
+                idx[d] = 0;
+            }
+        }
+        offs
+    };
+    let (oa, ob) = (offsets(a), offsets(b));
+    let raw = |x: &ndarray::ArcArray<T, IxDyn>, t: bool| {
+        let s = x.strides();
+        let r = Raw {
+            ptr: x.as_ptr(),
+            rs: s[s.len() - 2],
+            cs: s[s.len() - 1],
+        };
+        if t {
+            r.t()
+        } else {
+            r
+        }
+    };
+    let (pa, pb) = (raw(a, ta), raw(b, tb));
+    let job = Batch {
+        a: pa,
+        b: pb,
+        out: RawMut {
+            ptr: out.as_mut_ptr(),
+            rs: n as isize,
+            cs: 1,
+        },
+        oa: &oa,
+        ob: &ob,
+        m,
+        n,
+        k: ka,
+    };
+    let work = m.saturating_mul(n).saturating_mul(ka);
+    #[cfg(feature = "rayon")]
+    if work < crate::kernels::matmul::PAR_WORK
+        && work.saturating_mul(nb) >= crate::kernels::matmul::PAR_WORK
+        && rayon::current_num_threads() > 1
+    {
+        use rayon::prelude::*;
+        (0..nb).into_par_iter().for_each(|i| job.run(i));
+        return Ok(out);
+    }
+    (0..nb).for_each(|i| job.run(i));
+    Ok(out)
+}
+
+/// One batched product: operands read in place at per-entry offsets, entry `i`
+/// written to the `i`-th `(m, n)` block of the output.
+struct Batch<'a, T> {
+    a: Raw<T>,
+    b: Raw<T>,
+    out: RawMut<T>,
+    oa: &'a [isize],
+    ob: &'a [isize],
+    m: usize,
+    n: usize,
+    k: usize,
+}
+
+impl<T: Gemm> Batch<'_, T> {
+    fn run(&self, i: usize) {
+        let a = Raw {
+            ptr: self.a.ptr.wrapping_offset(self.oa[i]),
+            ..self.a
+        };
+        let b = Raw {
+            ptr: self.b.ptr.wrapping_offset(self.ob[i]),
+            ..self.b
+        };
+        let o = RawMut {
+            ptr: self.out.ptr.wrapping_add(i * self.m * self.n),
+            ..self.out
+        };
+        // SAFETY: offsets stay inside the operands (computed from their shapes and
+        // strides); each entry writes its own disjoint (m, n) block of the output.
+        unsafe { T::gemm(a, b, o, self.m, self.n, self.k) };
+    }
 }
 
 /// Matrix product of the last two axes, batch axes broadcast. `transpose_a/b`
