@@ -7,9 +7,15 @@ gt.Tensor(
  [1.]], shape=(2, 1), dtype=float32)
 """
 
-from ._gradtape import eye, matmul
+from ._gradtape import (
+    adjoint, cholesky, det, diag, diag_part, eye, inv, matmul, matrix_transpose, matvec,
+    slogdet, solve, trace, triangular_solve,
+)
 
-__all__ = ["eye", "matmul", "norm"]
+__all__ = [
+    "adjoint", "cholesky", "det", "diag", "diag_part", "eye", "inv", "matmul",
+    "matrix_transpose", "matvec", "norm", "slogdet", "solve", "trace", "triangular_solve",
+]
 
 
 def norm(tensor, ord="euclidean", axis=None, keepdims=False, name=None):

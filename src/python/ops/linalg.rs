@@ -31,7 +31,174 @@ fn matmul(
     .into())
 }
 
+fn one(x: &Bound<'_, PyAny>) -> PyResult<crate::tensor::Tensor> {
+    crate::python::convert::to_tensor(x, None)
+}
+
+/// TF equivalent: `tf.linalg.solve`.
+#[pyfunction]
+#[pyo3(signature = (matrix, rhs, adjoint=false, name=None))]
+fn solve(
+    py: Python<'_>,
+    matrix: &Bound<'_, PyAny>,
+    rhs: &Bound<'_, PyAny>,
+    adjoint: bool,
+    name: Option<&Bound<'_, PyAny>>,
+) -> PyResult<PyTensor> {
+    let _ = name;
+    let (a, b) = super::pair(matrix, rhs)?;
+    let n = a.size().max(b.size());
+    Ok(heavy(py, n, || ops::solve(&a, &b, adjoint))?.into())
+}
+
+/// TF equivalent: `tf.linalg.triangular_solve`.
+#[pyfunction]
+#[pyo3(signature = (matrix, rhs, lower=true, adjoint=false, name=None))]
+fn triangular_solve(
+    py: Python<'_>,
+    matrix: &Bound<'_, PyAny>,
+    rhs: &Bound<'_, PyAny>,
+    lower: bool,
+    adjoint: bool,
+    name: Option<&Bound<'_, PyAny>>,
+) -> PyResult<PyTensor> {
+    let _ = name;
+    let (a, b) = super::pair(matrix, rhs)?;
+    let n = a.size().max(b.size());
+    Ok(heavy(py, n, || ops::triangular_solve(&a, &b, lower, adjoint))?.into())
+}
+
+/// TF equivalent: `tf.linalg.inv`.
+#[pyfunction]
+#[pyo3(signature = (input, adjoint=false, name=None))]
+fn inv(
+    py: Python<'_>,
+    input: &Bound<'_, PyAny>,
+    adjoint: bool,
+    name: Option<&Bound<'_, PyAny>>,
+) -> PyResult<PyTensor> {
+    let _ = name;
+    let x = one(input)?;
+    Ok(heavy(py, x.size(), || ops::inv(&x, adjoint))?.into())
+}
+
+/// TF equivalent: `tf.linalg.slogdet`: `(sign, log_abs_determinant)`.
+#[pyfunction]
+#[pyo3(signature = (input, name=None))]
+fn slogdet(
+    py: Python<'_>,
+    input: &Bound<'_, PyAny>,
+    name: Option<&Bound<'_, PyAny>>,
+) -> PyResult<(PyTensor, PyTensor)> {
+    let _ = name;
+    let x = one(input)?;
+    let (s, l) = heavy(py, x.size(), || ops::slogdet(&x))?;
+    Ok((s.into(), l.into()))
+}
+
+/// TF equivalent: `tf.linalg.diag` (main diagonal, `k=0`).
+#[pyfunction]
+#[pyo3(signature = (diagonal, name=None, k=0, num_rows=-1, num_cols=-1, padding_value=0))]
+fn diag(
+    diagonal: &Bound<'_, PyAny>,
+    name: Option<&Bound<'_, PyAny>>,
+    k: i64,
+    num_rows: i64,
+    num_cols: i64,
+    padding_value: i64,
+) -> PyResult<PyTensor> {
+    let _ = name;
+    if k != 0 || padding_value != 0 {
+        return Err(pyo3::exceptions::PyNotImplementedError::new_err(
+            "tf.linalg.diag: only k=0 and padding_value=0 are supported",
+        ));
+    }
+    let dim = |v: i64| (v >= 0).then_some(v as usize);
+    let x = one(diagonal)?;
+    Ok(ops::diag(&x, dim(num_rows), dim(num_cols))?.into())
+}
+
+/// TF equivalent: `tf.linalg.diag_part` (main diagonal, `k=0`).
+#[pyfunction]
+#[pyo3(signature = (input, name=None, k=0, padding_value=0))]
+fn diag_part(
+    input: &Bound<'_, PyAny>,
+    name: Option<&Bound<'_, PyAny>>,
+    k: i64,
+    padding_value: i64,
+) -> PyResult<PyTensor> {
+    let _ = name;
+    if k != 0 || padding_value != 0 {
+        return Err(pyo3::exceptions::PyNotImplementedError::new_err(
+            "tf.linalg.diag_part: only k=0 and padding_value=0 are supported",
+        ));
+    }
+    Ok(ops::diag_part(&one(input)?)?.into())
+}
+
+/// TF equivalent: `tf.linalg.matvec`.
+#[pyfunction]
+#[pyo3(signature = (a, b, transpose_a=false, adjoint_a=false, a_is_sparse=false, b_is_sparse=false, name=None))]
+#[allow(clippy::too_many_arguments)]
+fn matvec(
+    py: Python<'_>,
+    a: &Bound<'_, PyAny>,
+    b: &Bound<'_, PyAny>,
+    transpose_a: bool,
+    adjoint_a: bool,
+    a_is_sparse: bool,
+    b_is_sparse: bool,
+    name: Option<&Bound<'_, PyAny>>,
+) -> PyResult<PyTensor> {
+    let _ = (name, a_is_sparse, b_is_sparse);
+    let (x, y) = super::pair(a, b)?;
+    let n = x.size().max(y.size());
+    Ok(heavy(py, n, || ops::matvec(&x, &y, transpose_a, adjoint_a))?.into())
+}
+
+/// TF equivalent: `tf.linalg.matrix_transpose`.
+#[pyfunction]
+#[pyo3(signature = (a, name=None, conjugate=false))]
+fn matrix_transpose(
+    a: &Bound<'_, PyAny>,
+    name: Option<&Bound<'_, PyAny>>,
+    conjugate: bool,
+) -> PyResult<PyTensor> {
+    let _ = name;
+    Ok(ops::matrix_transpose(&one(a)?, conjugate)?.into())
+}
+
+/// TF equivalents: `tf.linalg.det`, `cholesky`, `trace`, `adjoint`.
+macro_rules! py_matrix_unary {
+    ($($py:ident => $f:path),* $(,)?) => {$(
+        #[pyfunction]
+        #[pyo3(signature = (input, name=None))]
+        fn $py(py: Python<'_>, input: &Bound<'_, PyAny>, name: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
+            let _ = name;
+            let x = one(input)?;
+            Ok(heavy(py, x.size(), || $f(&x))?.into())
+        }
+    )*};
+}
+py_matrix_unary!(det => ops::det, cholesky => ops::cholesky, trace => ops::trace, adjoint => ops::adjoint);
+
 pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(matmul, m)?)?;
+    for f in [
+        wrap_pyfunction!(solve, m)?,
+        wrap_pyfunction!(triangular_solve, m)?,
+        wrap_pyfunction!(inv, m)?,
+        wrap_pyfunction!(slogdet, m)?,
+        wrap_pyfunction!(diag, m)?,
+        wrap_pyfunction!(diag_part, m)?,
+        wrap_pyfunction!(matvec, m)?,
+        wrap_pyfunction!(matrix_transpose, m)?,
+        wrap_pyfunction!(det, m)?,
+        wrap_pyfunction!(cholesky, m)?,
+        wrap_pyfunction!(trace, m)?,
+        wrap_pyfunction!(adjoint, m)?,
+    ] {
+        m.add_function(f)?;
+    }
     Ok(())
 }
