@@ -22,7 +22,7 @@ from ._custom_gradient import custom_gradient
 from ._tape import GradientTape, UnconnectedGradients
 from ._variable import Variable
 from . import layers, optimizers
-from .linalg import norm
+from .linalg import einsum, norm
 from .math import mod, reduce_all, reduce_any, reduce_logsumexp, reduce_std, reduce_variance
 
 newaxis = None

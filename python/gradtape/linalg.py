@@ -8,12 +8,12 @@ gt.Tensor(
 """
 
 from ._gradtape import (
-    adjoint, cholesky, det, diag, diag_part, eye, inv, matmul, matrix_transpose, matvec,
+    adjoint, cholesky, det, diag, diag_part, einsum, eye, inv, matmul, matrix_transpose, matvec,
     slogdet, solve, trace, triangular_solve,
 )
 
 __all__ = [
-    "adjoint", "cholesky", "det", "diag", "diag_part", "eye", "inv", "matmul",
+    "adjoint", "cholesky", "det", "diag", "diag_part", "einsum", "eye", "inv", "matmul",
     "matrix_transpose", "matvec", "norm", "slogdet", "solve", "trace", "triangular_solve",
 ]
 

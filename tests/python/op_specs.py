@@ -555,6 +555,22 @@ row(
 )
 row("matrix_transpose", gt.linalg.matrix_transpose, lambda a: np.swapaxes(a, -1, -2), [((2, 3),), ((2, 3, 4),)])
 row("adjoint", gt.linalg.adjoint, lambda a: np.swapaxes(a, -1, -2), [((2, 3),)])
+for _eq, _shapes in [
+    ("ij,jk->ik", [((2, 3), (3, 4))]),
+    ("ii->i", [((3, 3),)]),
+    ("ii", [((3, 3),)]),
+    ("bxby->bxy", [((2, 3, 2, 2),)]),
+    ("ij,ij->i", [((2, 3), (2, 3))]),
+    ("...ij,...jk->...ik", [((2, 2, 3), (3, 2))]),
+    ("abc,cd,de->abe", [((2, 3, 2), (2, 2), (2, 3))]),
+]:
+    row(
+        "einsum",
+        (lambda e: lambda *xs: gt.einsum(e, *xs))(_eq),
+        (lambda e: lambda *xs: np.einsum(e, *xs))(_eq),
+        _shapes,
+        case=_eq,
+    )
 
 # ----------------------------------------------------------------------------- coverage lists
 NOT_DIFFERENTIABLE = [
@@ -580,7 +596,7 @@ PENDING = [
     "top_k", "softmax", "log_softmax", "clip_by_value", "leaky_relu", "relu6", "selu", "gelu",
     "silu", "swish", "log_sigmoid", "sigmoid_cross_entropy_with_logits",
     "softmax_cross_entropy_with_logits", "sparse_softmax_cross_entropy_with_logits",
-    "l2_loss", "einsum", "tensordot", "reduce_euclidean_norm", "cumulative_logsumexp",
+    "l2_loss", "tensordot", "reduce_euclidean_norm", "cumulative_logsumexp",
     "divide_no_nan", "xlogy", "xdivy", "lgamma", "digamma", "segment_sum",
     "unsorted_segment_sum", "scatter_nd", "tensor_scatter_nd_update", "shape", "size", "rank",
     "moments", "l2_normalize", "dropout", "bias_add", "atanh", "asinh", "acosh", "round",

@@ -182,6 +182,39 @@ macro_rules! py_matrix_unary {
 }
 py_matrix_unary!(det => ops::det, cholesky => ops::cholesky, trace => ops::trace, adjoint => ops::adjoint);
 
+/// TF equivalent: `tf.einsum(equation, *inputs)`.
+#[pyfunction]
+#[pyo3(signature = (equation, *inputs, **kwargs))]
+fn einsum(
+    py: Python<'_>,
+    equation: &str,
+    inputs: &Bound<'_, pyo3::types::PyTuple>,
+    kwargs: Option<&Bound<'_, pyo3::types::PyDict>>,
+) -> PyResult<PyTensor> {
+    if let Some(kw) = kwargs {
+        for k in kw.keys() {
+            let k: String = k.extract()?;
+            if k != "name" && k != "optimize" {
+                return Err(pyo3::exceptions::PyTypeError::new_err(format!(
+                    "einsum() got an unexpected keyword argument '{k}'"
+                )));
+            }
+        }
+    }
+    let mut ts: Vec<crate::tensor::Tensor> = Vec::with_capacity(inputs.len());
+    let first = inputs
+        .iter()
+        .find_map(|x| crate::python::convert::as_tensor(&x).map(|t| t.dtype()));
+    for x in inputs.iter() {
+        ts.push(match crate::python::convert::as_tensor(&x) {
+            Some(t) => t,
+            None => crate::python::convert::convert_value(&x, first)?,
+        });
+    }
+    let n = ts.iter().map(|t| t.size()).max().unwrap_or(0);
+    Ok(heavy(py, n, || ops::einsum(equation, &ts))?.into())
+}
+
 pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(matmul, m)?)?;
     for f in [
@@ -197,6 +230,7 @@ pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
         wrap_pyfunction!(cholesky, m)?,
         wrap_pyfunction!(trace, m)?,
         wrap_pyfunction!(adjoint, m)?,
+        wrap_pyfunction!(einsum, m)?,
     ] {
         m.add_function(f)?;
     }
