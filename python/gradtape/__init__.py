@@ -28,7 +28,7 @@ from ._registry import RegisterGradient, gradient_override, gradient_override_ma
 from ._tape import GradientTape, UnconnectedGradients
 from ._variable import Variable
 from . import autodiff, layers, optimizers
-from .linalg import norm
+from .linalg import einsum, norm
 from .math import mod, reduce_all, reduce_any, reduce_logsumexp, reduce_std, reduce_variance
 
 newaxis = None

@@ -7,10 +7,17 @@ gt.Tensor(
  [1.]], shape=(2, 1), dtype=float32)
 """
 
-from ._gradtape import eye, matmul, tensordot
+from ._gradtape import (
+    adjoint, cholesky, det, diag, diag_part, einsum, eye, inv, matmul, matrix_transpose, matvec,
+    slogdet, solve, tensordot, trace, triangular_solve,
+)
 from .math import l2_normalize
 
-__all__ = ["eye", "l2_normalize", "matmul", "norm", "tensordot"]
+__all__ = [
+    "adjoint", "cholesky", "det", "diag", "diag_part", "einsum", "eye", "inv", "l2_normalize",
+    "matmul", "matrix_transpose", "matvec", "norm", "slogdet", "solve", "tensordot", "trace",
+    "triangular_solve",
+]
 
 
 def norm(tensor, ord="euclidean", axis=None, keepdims=False, name=None):

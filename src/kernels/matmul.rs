@@ -1,8 +1,192 @@
 //! Matrix products of 2-D blocks.
+//!
+//! Floating-point and complex products run through faer's GEMM on views built from
+//! the ndarray strides (transposed or strided views are not copied); integer products
+//! use ndarray's generic `dot`. Products with at least [`PAR_WORK`] multiply-adds
+//! use faer's rayon parallelism, smaller ones run sequentially.
 
 use ndarray::{Array2, ArrayView2, LinalgScalar};
+use num_complex::Complex;
+
+/// Work (`m * n * k`) from which one product is computed in parallel.
+pub const PAR_WORK: usize = 64 * 64 * 64;
+
+/// Element types with a matrix-product kernel.
+pub trait Gemm: LinalgScalar + Send + Sync {
+    /// `out = a @ b` where `out` is `m x n` and may be any strided view.
+    ///
+    /// # Safety
+    /// `a`, `b` must be valid for reads at every index of their shapes through their
+    /// strides, `out` valid for writes and not aliasing them.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn gemm(a: Raw<Self>, b: Raw<Self>, out: RawMut<Self>, m: usize, n: usize, k: usize);
+}
+
+/// A read-only strided 2-D block: pointer, row stride, column stride (elements).
+#[derive(Clone, Copy)]
+pub struct Raw<T> {
+    pub ptr: *const T,
+    pub rs: isize,
+    pub cs: isize,
+}
+
+/// A writable strided 2-D block.
+#[derive(Clone, Copy)]
+pub struct RawMut<T> {
+    pub ptr: *mut T,
+    pub rs: isize,
+    pub cs: isize,
+}
+
+// SAFETY: the raw blocks are only handed between threads for disjoint writes.
+unsafe impl<T: Send> Send for Raw<T> {}
+unsafe impl<T: Sync> Sync for Raw<T> {}
+unsafe impl<T: Send> Send for RawMut<T> {}
+unsafe impl<T: Sync> Sync for RawMut<T> {}
+
+impl<T> Raw<T> {
+    pub fn of(v: &ArrayView2<'_, T>) -> Self {
+        let s = v.strides();
+        Raw {
+            ptr: v.as_ptr(),
+            rs: s[0],
+            cs: s[1],
+        }
+    }
+    /// This block with rows and columns swapped.
+    pub fn t(self) -> Self {
+        Raw {
+            ptr: self.ptr,
+            rs: self.cs,
+            cs: self.rs,
+        }
+    }
+}
+
+macro_rules! faer_gemm {
+    ($($t:ty),*) => {$(
+        impl Gemm for $t {
+            unsafe fn gemm(a: Raw<Self>, b: Raw<Self>, out: RawMut<Self>, m: usize, n: usize, k: usize) {
+                if m == 0 || n == 0 {
+                    return;
+                }
+                let dst = faer::MatMut::from_raw_parts_mut(out.ptr, m, n, out.rs, out.cs);
+                if k == 0 {
+                    let mut dst = dst;
+                    dst.fill(<$t as num_traits::Zero>::zero());
+                    return;
+                }
+                let lhs = faer::MatRef::from_raw_parts(a.ptr, m, k, a.rs, a.cs);
+                let rhs = faer::MatRef::from_raw_parts(b.ptr, k, n, b.rs, b.cs);
+                let par = par_for(m.saturating_mul(n).saturating_mul(k));
+                faer::linalg::matmul::matmul(
+                    dst,
+                    faer::Accum::Replace,
+                    lhs,
+                    rhs,
+                    <$t as num_traits::One>::one(),
+                    par,
+                );
+            }
+        }
+    )*};
+}
+faer_gemm!(f32, f64, Complex<f32>, Complex<f64>);
+
+macro_rules! nd_gemm {
+    ($($t:ty),*) => {$(
+        impl Gemm for $t {
+            unsafe fn gemm(a: Raw<Self>, b: Raw<Self>, out: RawMut<Self>, m: usize, n: usize, k: usize) {
+                use ndarray::ShapeBuilder;
+                let av = ArrayView2::from_shape_ptr((m, k).strides((a.rs as usize, a.cs as usize)), a.ptr);
+                let bv = ArrayView2::from_shape_ptr((k, n).strides((b.rs as usize, b.cs as usize)), b.ptr);
+                let mut ov = ndarray::ArrayViewMut2::from_shape_ptr(
+                    (m, n).strides((out.rs as usize, out.cs as usize)),
+                    out.ptr,
+                );
+                ndarray::linalg::general_mat_mul(1 as $t, &av, &bv, 0 as $t, &mut ov);
+            }
+        }
+    )*};
+}
+nd_gemm!(i32, i64);
+
+/// faer's parallelism for a product of `work` multiply-adds.
+pub fn par_for(work: usize) -> faer::Par {
+    #[cfg(feature = "rayon")]
+    if work >= PAR_WORK && rayon::current_num_threads() > 1 {
+        return faer::Par::rayon(0);
+    }
+    let _ = work;
+    faer::Par::Seq
+}
 
 /// `a @ b` for 2-D views (with optional transposes applied through views).
-pub fn matmul2<T: LinalgScalar>(a: ArrayView2<'_, T>, b: ArrayView2<'_, T>) -> Array2<T> {
-    a.dot(&b)
+pub fn matmul2<T: Gemm>(a: ArrayView2<'_, T>, b: ArrayView2<'_, T>) -> Array2<T> {
+    let (m, k) = a.dim();
+    let n = b.dim().1;
+    debug_assert_eq!(k, b.dim().0);
+    let mut out = Array2::<T>::zeros((m, n));
+    let o = RawMut {
+        ptr: out.as_mut_ptr(),
+        rs: n as isize,
+        cs: 1,
+    };
+    // SAFETY: the views are valid for their shapes; `out` is a fresh (m, n) array.
+    unsafe { T::gemm(Raw::of(&a), Raw::of(&b), o, m, n, k) };
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ndarray::{array, Array2};
+
+    fn naive(a: &Array2<f64>, b: &Array2<f64>) -> Array2<f64> {
+        let (m, k) = a.dim();
+        let n = b.dim().1;
+        Array2::from_shape_fn((m, n), |(i, j)| (0..k).map(|p| a[[i, p]] * b[[p, j]]).sum())
+    }
+
+    #[test]
+    fn small_and_transposed() {
+        let a = array![[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]];
+        let b = array![[1.0, 0.0], [0.0, 1.0], [2.0, -1.0]];
+        assert_eq!(
+            matmul2(a.view(), b.view()),
+            array![[7.0, -1.0], [16.0, -1.0]]
+        );
+        // aᵀ through a reversed view: (3x2) @ (2x3)
+        let at = a.t();
+        let r = matmul2(at, a.view());
+        assert_eq!(r, naive(&at.to_owned(), &a));
+        // empty inner dimension gives zeros
+        let e = Array2::<f64>::zeros((2, 0));
+        let f = Array2::<f64>::zeros((0, 3));
+        assert_eq!(matmul2(e.view(), f.view()), Array2::<f64>::zeros((2, 3)));
+    }
+
+    #[test]
+    fn large_parallel_matches_naive() {
+        let n = 70;
+        let a = Array2::from_shape_fn((n, n + 3), |(i, j)| ((i * 7 + j * 3) % 11) as f64 - 5.0);
+        let b = Array2::from_shape_fn((n + 3, n - 1), |(i, j)| ((i * 5 + j) % 13) as f64 * 0.5);
+        let r = matmul2(a.view(), b.view());
+        let want = naive(&a, &b);
+        for (x, y) in r.iter().zip(want.iter()) {
+            assert!((x - y).abs() < 1e-9);
+        }
+        // strided (every other column) view
+        let s = b.slice(ndarray::s![.., ..;2]);
+        let r = matmul2(a.view(), s);
+        assert_eq!(r, naive(&a, &s.to_owned()));
+    }
+
+    #[test]
+    fn integers_and_complex() {
+        let a = array![[1i32, 2], [3, 4]];
+        assert_eq!(matmul2(a.view(), a.view()), array![[7, 10], [15, 22]]);
+        let c = array![[Complex::new(0.0f32, 1.0)]];
+        assert_eq!(matmul2(c.view(), c.view())[[0, 0]], Complex::new(-1.0, 0.0));
+    }
 }

@@ -4,6 +4,7 @@
 //! allocation-light) and split across rayon's pool above it.
 
 pub mod elementwise;
+pub mod linalg;
 pub mod matmul;
 pub mod reduce;
 

@@ -1,15 +1,15 @@
 //! Matrix products and linear algebra.
 
-use ndarray::{Array3, ArrayD, Axis, Ix3, IxDyn, LinalgScalar};
+use ndarray::{ArrayD, IxDyn};
 
-use super::{binary_out, grads, Grads, Op, VjpCx};
+use super::{binary_out, grads, unary_out, Grads, Op, Saves, VjpCx};
 use crate::broadcast::broadcast_shapes;
 use crate::error::{Error, Result};
-use crate::kernels::matmul::matmul2;
-use crate::ops::conj;
+use crate::kernels::matmul::{matmul2, Gemm, Raw, RawMut};
+use crate::ops::{add, conj, multiply, negative};
 use crate::tensor::Tensor;
 
-fn mm<T: LinalgScalar + Send + Sync>(
+fn mm<T: Gemm>(
     a: &ndarray::ArcArray<T, IxDyn>,
     b: &ndarray::ArcArray<T, IxDyn>,
     ta: bool,
@@ -58,30 +58,119 @@ fn mm<T: LinalgScalar + Send + Sync>(
     }
     let batch = broadcast_shapes("MatMul", &sa[..ra - 2], &sb[..rb - 2])?;
     let nb: usize = batch.iter().product();
-    let flat3 = |x: &ndarray::ArcArray<T, IxDyn>, r: usize, c: usize| -> Array3<T> {
-        let mut full = batch.clone();
-        full.extend([r, c]);
-        let v = x.broadcast(IxDyn(&full)).expect("batch dims broadcast");
-        let owned = v.as_standard_layout().into_owned();
-        owned
-            .into_shape_with_order((nb, r, c))
-            .expect("same size")
-            .into_dimensionality::<Ix3>()
-            .expect("rank 3")
-    };
-    let a3 = flat3(a, sa[ra - 2], sa[ra - 1]);
-    let b3 = flat3(b, sb[rb - 2], sb[rb - 1]);
-    let mut out = Array3::<T>::zeros((nb, m, n));
-    for (i, mut o) in out.axis_iter_mut(Axis(0)).enumerate() {
-        let av = a3.index_axis(Axis(0), i);
-        let bv = b3.index_axis(Axis(0), i);
-        let av = if ta { av.reversed_axes() } else { av };
-        let bv = if tb { bv.reversed_axes() } else { bv };
-        o.assign(&matmul2(av, bv));
-    }
-    let mut shape = batch;
+    let mut shape = batch.clone();
     shape.extend([m, n]);
-    Ok(out.into_shape_with_order(IxDyn(&shape)).expect("same size"))
+    let mut out = ArrayD::<T>::zeros(IxDyn(&shape));
+    if nb == 0 || m == 0 || n == 0 {
+        return Ok(out);
+    }
+    // Element offsets of each batch entry in `a` and `b` (broadcast axes: stride 0);
+    // the operands are read in place, whatever their layout.
+    let offsets = |x: &ndarray::ArcArray<T, IxDyn>| -> Vec<isize> {
+        let r = x.ndim() - 2;
+        let lead = batch.len() - r;
+        let strides: Vec<isize> = (0..batch.len())
+            .map(|d| {
+                if d < lead || x.shape()[d - lead] == 1 {
+                    0
+                } else {
+                    x.strides()[d - lead]
+                }
+            })
+            .collect();
+        let mut offs = Vec::with_capacity(nb);
+        let mut idx = vec![0usize; batch.len()];
+        for _ in 0..nb {
+            offs.push(
+                idx.iter()
+                    .zip(&strides)
+                    .map(|(&i, &s)| i as isize * s)
+                    .sum(),
+            );
+            for d in (0..batch.len()).rev() {
+                idx[d] += 1;
+                if idx[d] < batch[d] {
+                    break;
+                }
+                idx[d] = 0;
+            }
+        }
+        offs
+    };
+    let (oa, ob) = (offsets(a), offsets(b));
+    let raw = |x: &ndarray::ArcArray<T, IxDyn>, t: bool| {
+        let s = x.strides();
+        let r = Raw {
+            ptr: x.as_ptr(),
+            rs: s[s.len() - 2],
+            cs: s[s.len() - 1],
+        };
+        if t {
+            r.t()
+        } else {
+            r
+        }
+    };
+    let (pa, pb) = (raw(a, ta), raw(b, tb));
+    let job = Batch {
+        a: pa,
+        b: pb,
+        out: RawMut {
+            ptr: out.as_mut_ptr(),
+            rs: n as isize,
+            cs: 1,
+        },
+        oa: &oa,
+        ob: &ob,
+        m,
+        n,
+        k: ka,
+    };
+    let work = m.saturating_mul(n).saturating_mul(ka);
+    #[cfg(feature = "rayon")]
+    if work < crate::kernels::matmul::PAR_WORK
+        && work.saturating_mul(nb) >= crate::kernels::matmul::PAR_WORK
+        && rayon::current_num_threads() > 1
+    {
+        use rayon::prelude::*;
+        (0..nb).into_par_iter().for_each(|i| job.run(i));
+        return Ok(out);
+    }
+    (0..nb).for_each(|i| job.run(i));
+    Ok(out)
+}
+
+/// One batched product: operands read in place at per-entry offsets, entry `i`
+/// written to the `i`-th `(m, n)` block of the output.
+struct Batch<'a, T> {
+    a: Raw<T>,
+    b: Raw<T>,
+    out: RawMut<T>,
+    oa: &'a [isize],
+    ob: &'a [isize],
+    m: usize,
+    n: usize,
+    k: usize,
+}
+
+impl<T: Gemm> Batch<'_, T> {
+    fn run(&self, i: usize) {
+        let a = Raw {
+            ptr: self.a.ptr.wrapping_offset(self.oa[i]),
+            ..self.a
+        };
+        let b = Raw {
+            ptr: self.b.ptr.wrapping_offset(self.ob[i]),
+            ..self.b
+        };
+        let o = RawMut {
+            ptr: self.out.ptr.wrapping_add(i * self.m * self.n),
+            ..self.out
+        };
+        // SAFETY: offsets stay inside the operands (computed from their shapes and
+        // strides); each entry writes its own disjoint (m, n) block of the output.
+        unsafe { T::gemm(a, b, o, self.m, self.n, self.k) };
+    }
 }
 
 /// Matrix product of the last two axes, batch axes broadcast. `transpose_a/b`
@@ -143,5 +232,524 @@ impl Op for MatMul {
             ),
         };
         Ok(grads![ga.transpose()?, gb.transpose()?])
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Matrix helpers composed of engine ops.
+
+/// Swaps the last two axes (conjugating when `conjugate`). TF equivalent:
+/// `tf.linalg.matrix_transpose` (`tf.linalg.adjoint` with `conjugate=true`).
+pub fn matrix_transpose(x: &Tensor, conjugate: bool) -> Result<Tensor> {
+    let r = x.ndim();
+    if r < 2 {
+        return Err(Error::invalid(
+            "Transpose",
+            format!("Input must have rank >= 2, got shape {:?}", x.shape()),
+        ));
+    }
+    let mut perm: Vec<usize> = (0..r).collect();
+    perm.swap(r - 2, r - 1);
+    let t = crate::ops::transpose(x, Some(&perm))?;
+    if conjugate {
+        conj(&t)
+    } else {
+        Ok(t)
+    }
+}
+
+/// Conjugate transpose of the last two axes. TF equivalent: `tf.linalg.adjoint`.
+pub fn adjoint(x: &Tensor) -> Result<Tensor> {
+    matrix_transpose(x, true)
+}
+
+/// `p @ qᴴ`.
+fn mm_adj_b(p: &Tensor, q: &Tensor) -> Result<Tensor> {
+    matmul_t(p, &conj(q)?, false, true)
+}
+
+/// `x` with two trailing unit axes (a per-matrix scalar ready to broadcast).
+fn per_matrix(x: &Tensor) -> Result<Tensor> {
+    crate::ops::expand_dims(&crate::ops::expand_dims(x, -1)?, -1)
+}
+
+/// A constant `[n, n]` mask of `x`'s dtype: `lower` (or upper) triangle of ones with
+/// `diag` on the diagonal.
+fn tri_mask(n: usize, lower: bool, diag: f64, dtype: crate::DType) -> Result<Tensor> {
+    let mut v = vec![0.0; n * n];
+    for i in 0..n {
+        for j in 0..n {
+            let inside = if lower { j < i } else { j > i };
+            v[i * n + j] = if i == j {
+                diag
+            } else if inside {
+                1.0
+            } else {
+                0.0
+            };
+        }
+    }
+    crate::ops::cast(&Tensor::from_vec(v, &[n, n])?, dtype)
+}
+
+fn last(x: &Tensor) -> usize {
+    x.shape().last().copied().unwrap_or(0)
+}
+
+// ---------------------------------------------------------------------------
+// Solve, inverse, determinants.
+
+/// Solves `matrix @ x = rhs` (`adjoint`: `matrixᴴ @ x = rhs`) per batch entry.
+/// TF equivalent: `tf.linalg.solve`. A singular matrix is an InvalidArgumentError.
+/// Gradient: `gb = solve(A, dy, !adjoint)`, `gA = -gb xᴴ` (`-x gbᴴ` when adjoint).
+pub fn solve(matrix: &Tensor, rhs: &Tensor, adjoint: bool) -> Result<Tensor> {
+    let out = Tensor::new(
+        map_pair!("MatrixSolve", matrix.data(), rhs.data(), [F32, F64, C64, C128], a, b => {
+            crate::kernels::linalg::solve(a, b, adjoint)?
+        }),
+    );
+    binary_out(MatrixSolve { adjoint }, matrix, rhs, out)
+}
+
+struct MatrixSolve {
+    adjoint: bool,
+}
+impl Op for MatrixSolve {
+    fn name(&self) -> &'static str {
+        "MatrixSolve"
+    }
+    fn saves(&self) -> Saves {
+        Saves::INPUTS_AND_OUTPUT
+    }
+    fn vjp(&self, cx: &VjpCx<'_>, dys: &[Tensor]) -> Result<Grads> {
+        let a = cx.input(0)?;
+        let x = cx.output(0)?;
+        let gb = solve(a, &dys[0], !self.adjoint)?;
+        let ga = if !cx.needs(0) {
+            None
+        } else if self.adjoint {
+            Some(negative(&mm_adj_b(x, &gb)?)?)
+        } else {
+            Some(negative(&mm_adj_b(&gb, x)?)?)
+        };
+        Ok(grads![ga, Some(gb)])
+    }
+}
+
+/// Inverse of each square matrix (`adjoint`: of its conjugate transpose). TF
+/// equivalent: `tf.linalg.inv`. A singular matrix is an InvalidArgumentError.
+/// Gradient: `-A⁻ᴴ dy A⁻ᴴ`.
+pub fn inv(x: &Tensor, adjoint: bool) -> Result<Tensor> {
+    let x = if adjoint {
+        self::adjoint(x)?
+    } else {
+        x.clone()
+    };
+    let out = Tensor::new(
+        map_dtypes!("MatrixInverse", x.data(), [F32, F64, C64, C128], a => {
+            crate::kernels::linalg::inv(a)?
+        }),
+    );
+    unary_out(MatrixInverse, &x, out)
+}
+
+struct MatrixInverse;
+impl Op for MatrixInverse {
+    fn name(&self) -> &'static str {
+        "MatrixInverse"
+    }
+    fn saves(&self) -> Saves {
+        Saves::OUTPUT
+    }
+    fn vjp(&self, cx: &VjpCx<'_>, dys: &[Tensor]) -> Result<Grads> {
+        let ih = adjoint(cx.output(0)?)?;
+        let g = matmul(&ih, &matmul(&dys[0], &ih)?)?;
+        Ok(grads![Some(negative(&g)?)])
+    }
+}
+
+/// Determinant of each square matrix. TF equivalent: `tf.linalg.det`.
+/// Gradient: `dy · conj(det) · A⁻ᴴ`.
+pub fn det(x: &Tensor) -> Result<Tensor> {
+    let out = Tensor::new(
+        map_dtypes!("MatrixDeterminant", x.data(), [F32, F64, C64, C128], a => {
+            crate::kernels::linalg::det(a)?
+        }),
+    );
+    unary_out(MatrixDeterminant, x, out)
+}
+
+struct MatrixDeterminant;
+impl Op for MatrixDeterminant {
+    fn name(&self) -> &'static str {
+        "MatrixDeterminant"
+    }
+    fn saves(&self) -> Saves {
+        Saves::INPUTS_AND_OUTPUT
+    }
+    fn vjp(&self, cx: &VjpCx<'_>, dys: &[Tensor]) -> Result<Grads> {
+        let d = conj(cx.output(0)?)?;
+        let k = per_matrix(&multiply(&dys[0], &d)?)?;
+        let g = multiply(&k, &adjoint(&inv(cx.input(0)?, false)?)?)?;
+        Ok(grads![Some(g)])
+    }
+}
+
+/// `(sign, log|det|)` of each square matrix, both of the input's dtype. TF
+/// equivalent: `tf.linalg.slogdet`. Gradient (through `log|det|`): `dy · A⁻ᴴ`.
+pub fn slogdet(x: &Tensor) -> Result<(Tensor, Tensor)> {
+    macro_rules! go {
+        ($($dt:ident),*) => {
+            match x.data() {
+                $(crate::tensor::Data::$dt(a) => {
+                    let (s, l) = crate::kernels::linalg::slogdet(a)?;
+                    (
+                        Tensor::new(crate::tensor::Data::$dt(s.into_shared())),
+                        Tensor::new(crate::tensor::Data::$dt(l.into_shared())),
+                    )
+                })*
+                other => {
+                    return Err(Error::unsupported("LogMatrixDeterminant", other.dtype()))
+                }
+            }
+        };
+    }
+    let (s, l) = go!(F32, F64, C64, C128);
+    crate::ops::record(LogMatrixDeterminant, &[x], &[&s, &l]);
+    Ok((s, l))
+}
+
+struct LogMatrixDeterminant;
+impl Op for LogMatrixDeterminant {
+    fn name(&self) -> &'static str {
+        "LogMatrixDeterminant"
+    }
+    fn vjp(&self, cx: &VjpCx<'_>, dys: &[Tensor]) -> Result<Grads> {
+        let k = per_matrix(&dys[1])?;
+        let g = multiply(&k, &adjoint(&inv(cx.input(0)?, false)?)?)?;
+        Ok(grads![Some(g)])
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Cholesky and triangular solves.
+
+/// Lower Cholesky factor of each Hermitian positive-definite matrix (only the lower
+/// triangle is read). TF equivalent: `tf.linalg.cholesky`; a matrix that is not
+/// positive definite is an InvalidArgumentError. Gradient: TF's `_CholeskyGrad`.
+pub fn cholesky(x: &Tensor) -> Result<Tensor> {
+    let out = Tensor::new(
+        map_dtypes!("Cholesky", x.data(), [F32, F64, C64, C128], a => {
+            crate::kernels::linalg::cholesky(a)?
+        }),
+    );
+    unary_out(Cholesky, x, out)
+}
+
+struct Cholesky;
+impl Op for Cholesky {
+    fn name(&self) -> &'static str {
+        "Cholesky"
+    }
+    fn saves(&self) -> Saves {
+        Saves::OUTPUT
+    }
+    fn vjp(&self, cx: &VjpCx<'_>, dys: &[Tensor]) -> Result<Grads> {
+        let l = cx.output(0)?;
+        let n = last(l);
+        let eye = crate::ops::broadcast_to(&crate::ops::eye(n, None, &[], l.dtype()), l.shape())?;
+        let l_inv = triangular_solve(l, &eye, true, false)?;
+        // tril(Lᴴ dy) with its diagonal halved.
+        let middle = matmul(&adjoint(l)?, &dys[0])?;
+        let middle = multiply(&middle, &tri_mask(n, true, 0.5, l.dtype())?)?;
+        let g = matmul(&matmul(&adjoint(&l_inv)?, &middle)?, &l_inv)?;
+        let g = add(&g, &adjoint(&g)?)?;
+        let half = crate::tensor::full(&[], 0.5, l.dtype());
+        Ok(grads![Some(multiply(&g, &half)?)])
+    }
+}
+
+/// Solves `matrix @ x = rhs` (`adjoint`: `matrixᴴ @ x = rhs`) with `matrix`
+/// triangular (only its `lower` or upper triangle is read). TF equivalent:
+/// `tf.linalg.triangular_solve`. Gradient: TF's `_MatrixTriangularSolveGrad`.
+pub fn triangular_solve(
+    matrix: &Tensor,
+    rhs: &Tensor,
+    lower: bool,
+    adjoint: bool,
+) -> Result<Tensor> {
+    let out = Tensor::new(map_pair!(
+        "MatrixTriangularSolve", matrix.data(), rhs.data(), [F32, F64, C64, C128], a, b => {
+            crate::kernels::linalg::triangular_solve(a, b, lower, adjoint)?
+        }
+    ));
+    binary_out(MatrixTriangularSolve { lower, adjoint }, matrix, rhs, out)
+}
+
+struct MatrixTriangularSolve {
+    lower: bool,
+    adjoint: bool,
+}
+impl Op for MatrixTriangularSolve {
+    fn name(&self) -> &'static str {
+        "MatrixTriangularSolve"
+    }
+    fn saves(&self) -> Saves {
+        Saves::INPUTS_AND_OUTPUT
+    }
+    fn vjp(&self, cx: &VjpCx<'_>, dys: &[Tensor]) -> Result<Grads> {
+        let a = cx.input(0)?;
+        let x = cx.output(0)?;
+        let gb = triangular_solve(a, &dys[0], self.lower, !self.adjoint)?;
+        let ga = if !cx.needs(0) {
+            None
+        } else {
+            let g = if self.adjoint {
+                mm_adj_b(x, &gb)?
+            } else {
+                mm_adj_b(&gb, x)?
+            };
+            let mask = tri_mask(last(a), self.lower, 1.0, a.dtype())?;
+            Some(negative(&multiply(&g, &mask)?)?)
+        };
+        Ok(grads![ga, Some(gb)])
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Diagonals, trace, matvec.
+
+/// Main diagonals `[..., min(r, c)]` of `[..., r, c]`. TF equivalent:
+/// `tf.linalg.diag_part`. Gradient: the output gradient placed on the diagonal of
+/// zeros.
+pub fn diag_part(x: &Tensor) -> Result<Tensor> {
+    let out = Tensor::new(map_same!(x.data(), a => crate::kernels::linalg::diag_part(a)?));
+    unary_out(MatrixDiagPart, x, out)
+}
+
+struct MatrixDiagPart;
+impl Op for MatrixDiagPart {
+    fn name(&self) -> &'static str {
+        "MatrixDiagPartV3"
+    }
+    fn saves(&self) -> Saves {
+        Saves::NOTHING
+    }
+    fn batched(&self) -> bool {
+        true
+    }
+    fn vjp(&self, cx: &VjpCx<'_>, dys: &[Tensor]) -> Result<Grads> {
+        let s = cx.input_shape(0);
+        let (r, c) = (s[s.len() - 2], s[s.len() - 1]);
+        Ok(grads![Some(matrix_diag(&dys[0], r, c)?)])
+    }
+}
+
+/// `[..., rows, cols]` zeros with `v` (`[..., min(rows, cols)]`) on the main
+/// diagonal (the adjoint of [`diag_part`]).
+fn matrix_diag(v: &Tensor, rows: usize, cols: usize) -> Result<Tensor> {
+    if v.ndim() == 0 || last(v) != rows.min(cols) {
+        return Err(Error::invalid(
+            "MatrixDiagV3",
+            format!(
+                "diagonal of shape {:?} does not fit a {rows}x{cols} matrix",
+                v.shape()
+            ),
+        ));
+    }
+    let out = Tensor::new(map_same!(v.data(), a => crate::kernels::linalg::diag(a, rows, cols)?));
+    unary_out(MatrixDiag, v, out)
+}
+
+struct MatrixDiag;
+impl Op for MatrixDiag {
+    fn name(&self) -> &'static str {
+        "MatrixDiagV3"
+    }
+    fn saves(&self) -> Saves {
+        Saves::NOTHING
+    }
+    fn batched(&self) -> bool {
+        true
+    }
+    fn vjp(&self, _cx: &VjpCx<'_>, dys: &[Tensor]) -> Result<Grads> {
+        Ok(grads![Some(diag_part(&dys[0])?)])
+    }
+}
+
+/// Square matrices `[..., k, k]` (or `[..., num_rows, num_cols]`, which must leave
+/// room for exactly `k` diagonal entries) with `diagonal` `[..., k]` on the main
+/// diagonal. TF equivalent: `tf.linalg.diag` with `k=0`.
+pub fn diag(diagonal: &Tensor, num_rows: Option<usize>, num_cols: Option<usize>) -> Result<Tensor> {
+    if diagonal.ndim() == 0 {
+        return Err(Error::invalid(
+            "MatrixDiagV3",
+            "diagonal must be at least 1-dim, got a scalar",
+        ));
+    }
+    let k = last(diagonal);
+    let rows = num_rows.or(num_cols).unwrap_or(k);
+    let cols = num_cols.or(num_rows).unwrap_or(k);
+    matrix_diag(diagonal, rows, cols)
+}
+
+/// Sum of the main diagonal of each matrix. TF equivalent: `tf.linalg.trace`.
+pub fn trace(x: &Tensor) -> Result<Tensor> {
+    crate::ops::reduce_sum(&diag_part(x)?, Some(&[-1]), false)
+}
+
+/// Matrix-vector product over the last axes: `a [..., m, n]`, `b [..., n]`.
+/// TF equivalent: `tf.linalg.matvec`.
+pub fn matvec(a: &Tensor, b: &Tensor, transpose_a: bool, adjoint_a: bool) -> Result<Tensor> {
+    if b.ndim() < 1 {
+        return Err(Error::invalid(
+            "MatVec",
+            format!("b must have rank >= 1, got shape {:?}", b.shape()),
+        ));
+    }
+    let a = if adjoint_a { conj(a)? } else { a.clone() };
+    let y = matmul_t(
+        &a,
+        &crate::ops::expand_dims(b, -1)?,
+        transpose_a || adjoint_a,
+        false,
+    )?;
+    crate::ops::squeeze(&y, Some(&[-1]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ops::testutil::{close, grad, grad2, t64, vals};
+
+    /// Central-difference gradient of `sum(f(x) * w)` with `w = 1, 2, 3, ...`.
+    fn numeric(x: &[f64], shape: &[usize], f: &dyn Fn(&Tensor) -> Tensor) -> Vec<f64> {
+        let total = |v: &[f64]| -> f64 {
+            vals(&f(&t64(v, shape)))
+                .iter()
+                .enumerate()
+                .map(|(i, y)| y * (i + 1) as f64)
+                .sum()
+        };
+        (0..x.len())
+            .map(|i| {
+                let (mut p, mut m) = (x.to_vec(), x.to_vec());
+                p[i] += 1e-6;
+                m[i] -= 1e-6;
+                (total(&p) - total(&m)) / 2e-6
+            })
+            .collect()
+    }
+
+    fn check(x: &[f64], shape: &[usize], f: &dyn Fn(&Tensor) -> Tensor) {
+        let y = f(&t64(x, shape));
+        let w: Vec<f64> = (0..y.size()).map(|i| (i + 1) as f64).collect();
+        let w = t64(&w, y.shape());
+        let g = grad(&t64(x, shape), Some(&w), f);
+        let n = numeric(x, shape, f);
+        for (a, b) in g.iter().zip(&n) {
+            assert!((a - b).abs() < 1e-5 * (1.0 + b.abs()), "{g:?} vs {n:?}");
+        }
+    }
+
+    const A: [f64; 9] = [4.0, 1.0, -2.0, 1.0, 3.0, 0.5, 0.0, -1.0, 2.5];
+
+    #[test]
+    fn batched_matmul_broadcasts_and_reads_strided_operands() {
+        let a = t64(&(0..12).map(|v| v as f64).collect::<Vec<_>>(), &[2, 2, 3]);
+        let b = t64(&[1.0, 0.0, 0.0, 1.0, 1.0, 1.0], &[3, 2]);
+        let y = matmul(&a, &b).unwrap();
+        assert_eq!(y.shape(), &[2, 2, 2]);
+        close(&vals(&y), &[2.0, 3.0, 8.0, 9.0, 14.0, 15.0, 20.0, 21.0]);
+        // transposed batch operand (non-contiguous) gives the same as a copy
+        let at = crate::ops::transpose(&a, Some(&[0, 2, 1])).unwrap();
+        let y2 = matmul_t(&at, &b, true, false).unwrap();
+        close(&vals(&y2), &vals(&y));
+    }
+
+    #[test]
+    fn solve_inv_det_values_and_gradients() {
+        let a = t64(&A, &[3, 3]);
+        let b = t64(&[1.0, 2.0, 3.0, -1.0, 0.5, 2.0], &[3, 2]);
+        let x = solve(&a, &b, false).unwrap();
+        close(&vals(&matmul(&a, &x).unwrap()), &vals(&b));
+        let xa = solve(&a, &b, true).unwrap();
+        close(&vals(&matmul_t(&a, &xa, true, false).unwrap()), &vals(&b));
+        check(&A, &[3, 3], &|m| solve(m, &b, false).unwrap());
+        check(&A, &[3, 3], &|m| solve(m, &b, true).unwrap());
+        check(&[1.0, 2.0, 3.0, -1.0, 0.5, 2.0], &[3, 2], &|r| {
+            solve(&a, r, false).unwrap()
+        });
+        check(&A, &[3, 3], &|m| inv(m, false).unwrap());
+        check(&A, &[3, 3], &|m| inv(m, true).unwrap());
+        check(&A, &[3, 3], &|m| det(m).unwrap());
+        check(&A, &[3, 3], &|m| slogdet(m).unwrap().1);
+        // d det / dA for 2x2 is the cofactor matrix
+        let g = grad(&t64(&[1.0, 2.0, 3.0, 4.0], &[2, 2]), None, |m| {
+            det(m).unwrap()
+        });
+        close(&g, &[4.0, -3.0, -2.0, 1.0]);
+        // second order: d/dA of sum(cofactors) = d/dA (d - c - b + a) = [1, -1, -1, 1]
+        let h = grad2(&t64(&[1.0, 2.0, 3.0, 4.0], &[2, 2]), |m| det(m).unwrap());
+        close(&h, &[1.0, -1.0, -1.0, 1.0]);
+    }
+
+    #[test]
+    fn singular_errors() {
+        let s = t64(&[1.0, 2.0, 2.0, 4.0], &[2, 2]);
+        let e = inv(&s, false).unwrap_err();
+        assert!(
+            e.to_string().contains("Input matrix is not invertible."),
+            "{e}"
+        );
+        assert!(solve(&s, &t64(&[1.0, 1.0], &[2, 1]), false).is_err());
+        assert!(cholesky(&t64(&[1.0, 2.0, 2.0, 1.0], &[2, 2])).is_err());
+        let (sign, logabs) = slogdet(&s).unwrap();
+        assert_eq!(vals(&sign), vec![0.0]);
+        assert_eq!(vals(&logabs), vec![f64::NEG_INFINITY]);
+    }
+
+    #[test]
+    fn cholesky_and_triangular_gradients() {
+        let spd = |m: &Tensor| {
+            // m mᵀ + 3 I: symmetric positive definite for any m near A
+            let s = matmul_t(m, m, false, true).unwrap();
+            add(&s, &crate::ops::eye(3, None, &[], crate::DType::F64)).unwrap()
+        };
+        let l = cholesky(&spd(&t64(&A, &[3, 3]))).unwrap();
+        close(
+            &vals(&matmul_t(&l, &l, false, true).unwrap()),
+            &vals(&spd(&t64(&A, &[3, 3]))),
+        );
+        check(&A, &[3, 3], &|m| cholesky(&spd(m)).unwrap());
+        let b = t64(&[1.0, 2.0, 3.0], &[3, 1]);
+        for lower in [true, false] {
+            for adj in [true, false] {
+                check(&A, &[3, 3], &|m| {
+                    triangular_solve(m, &b, lower, adj).unwrap()
+                });
+                check(&[1.0, 2.0, 3.0], &[3, 1], &|r| {
+                    triangular_solve(&t64(&A, &[3, 3]), r, lower, adj).unwrap()
+                });
+            }
+        }
+    }
+
+    #[test]
+    fn diag_trace_matvec() {
+        let x = t64(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3]);
+        close(&vals(&diag_part(&x).unwrap()), &[1.0, 5.0]);
+        close(&vals(&trace(&x).unwrap()), &[6.0]);
+        check(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3], &|m| {
+            diag_part(m).unwrap()
+        });
+        check(&[1.0, 2.0], &[2], &|v| diag(v, None, None).unwrap());
+        let d = diag(&t64(&[1.0, 2.0], &[2]), None, None).unwrap();
+        close(&vals(&d), &[1.0, 0.0, 0.0, 2.0]);
+        let v = matvec(&x, &t64(&[1.0, 0.0, 1.0], &[3]), false, false).unwrap();
+        close(&vals(&v), &[4.0, 10.0]);
+        let v = matvec(&x, &t64(&[1.0, 1.0], &[2]), true, false).unwrap();
+        close(&vals(&v), &[5.0, 7.0, 9.0]);
+        assert!(matrix_transpose(&t64(&[1.0], &[1]), false).is_err());
     }
 }

@@ -796,6 +796,106 @@ for _case, _axes, _shapes in [
 row("tensordot", lambda x, y: gt.linalg.tensordot(x, y, axes=1), lambda x, y: np.tensordot(x, y, 1), [((2, 3), (3,))], case="linalg")
 
 
+# ----------------------------------------------------------------------------- linalg
+
+
+def well_conditioned(rng, shape):
+    """Square matrices with a dominant diagonal (|eigenvalues| well away from 0)."""
+    a = rng.uniform(-0.5, 0.5, size=shape)
+    return a + 2.5 * np.eye(shape[-1])
+
+
+def _spd(a):
+    """a aᵀ + I, so that Cholesky rows see symmetric perturbations."""
+    return gt.matmul(a, a, transpose_b=True) + gt.eye(a.shape[-1], dtype=a.dtype)
+
+
+def _np_spd(a):
+    return a @ np.swapaxes(a, -1, -2) + np.eye(a.shape[-1])
+
+
+_SQ = [((3, 3),), ((2, 2, 2),)]
+_SQ_RHS = [((3, 3), (3, 2)), ((2, 2, 2), (2, 2, 1))]
+row("solve", gt.linalg.solve, np.linalg.solve, _SQ_RHS, sample=(well_conditioned, normal))
+row(
+    "solve",
+    lambda a, b: gt.linalg.solve(a, b, adjoint=True),
+    lambda a, b: np.linalg.solve(np.swapaxes(a, -1, -2), b),
+    _SQ_RHS,
+    sample=(well_conditioned, normal),
+    case="adjoint",
+)
+row("inv", gt.linalg.inv, np.linalg.inv, _SQ, sample=well_conditioned)
+row("det", gt.linalg.det, np.linalg.det, _SQ + [((1, 1),)], sample=well_conditioned)
+row(
+    "slogdet",
+    lambda a: gt.linalg.slogdet(a)[1],
+    lambda a: np.linalg.slogdet(a)[1],
+    _SQ,
+    sample=well_conditioned,
+)
+row("cholesky", lambda a: gt.linalg.cholesky(_spd(a)), lambda a: np.linalg.cholesky(_np_spd(a)), _SQ)
+
+
+def _np_tri_solve(a, b, lower, adjoint):
+    t = np.tril(a) if lower else np.triu(a)
+    if adjoint:
+        t = np.swapaxes(t, -1, -2)
+    return np.linalg.solve(t, b)
+
+
+for _lower in (True, False):
+    for _adj in (False, True):
+        row(
+            "triangular_solve",
+            (lambda lo, ad: lambda a, b: gt.linalg.triangular_solve(a, b, lower=lo, adjoint=ad))(_lower, _adj),
+            (lambda lo, ad: lambda a, b: _np_tri_solve(a, b, lo, ad))(_lower, _adj),
+            _SQ_RHS,
+            sample=(well_conditioned, normal),
+            case=f"lower={_lower},adjoint={_adj}",
+        )
+row("trace", gt.linalg.trace, lambda a: np.trace(a, axis1=-2, axis2=-1), [((3, 3),), ((2, 2, 3),)])
+row(
+    "diag_part",
+    gt.linalg.diag_part,
+    lambda a: np.diagonal(a, axis1=-2, axis2=-1),
+    [((3, 3),), ((2, 2, 3),), ((3, 2),)],
+)
+row("diag", gt.linalg.diag, lambda v: v[..., None] * np.eye(v.shape[-1]), [((3,),), ((2, 2),)])
+row(
+    "diag",
+    lambda v: gt.linalg.diag(v, num_rows=2, num_cols=3),
+    lambda v: np.pad(v[..., None] * np.eye(2), [(0, 0)] * (v.ndim - 1) + [(0, 0), (0, 1)]),
+    [((2,),), ((3, 2),)],
+    case="rectangular",
+)
+row("matvec", gt.linalg.matvec, lambda a, b: (a @ b[..., None])[..., 0], [((2, 3), (3,)), ((2, 2, 3), (2, 3))])
+row(
+    "matvec",
+    lambda a, b: gt.linalg.matvec(a, b, transpose_a=True),
+    lambda a, b: (np.swapaxes(a, -1, -2) @ b[..., None])[..., 0],
+    [((3, 2), (3,))],
+    case="transpose_a",
+)
+row("matrix_transpose", gt.linalg.matrix_transpose, lambda a: np.swapaxes(a, -1, -2), [((2, 3),), ((2, 3, 4),)])
+row("adjoint", gt.linalg.adjoint, lambda a: np.swapaxes(a, -1, -2), [((2, 3),)])
+for _eq, _shapes in [
+    ("ij,jk->ik", [((2, 3), (3, 4))]),
+    ("ii->i", [((3, 3),)]),
+    ("ii", [((3, 3),)]),
+    ("bxby->bxy", [((2, 3, 2, 2),)]),
+    ("ij,ij->i", [((2, 3), (2, 3))]),
+    ("...ij,...jk->...ik", [((2, 2, 3), (3, 2))]),
+    ("abc,cd,de->abe", [((2, 3, 2), (2, 2), (2, 3))]),
+]:
+    row(
+        "einsum",
+        (lambda e: lambda *xs: gt.einsum(e, *xs))(_eq),
+        (lambda e: lambda *xs: np.einsum(e, *xs))(_eq),
+        _shapes,
+        case=_eq,
+    )
+
 # ----------------------------------------------------------------------------- coverage lists
 NOT_DIFFERENTIABLE = [
     # comparisons and logic: bool outputs
@@ -823,10 +923,9 @@ NOT_OPS = ["custom_gradient", "gradient_override", "gradient_override_map"]
 
 # Ops being added in another branch: the lead moves them into rows after merging.
 PENDING = [
-    "reverse", "roll", "argsort", "sort", "top_k", "log_sigmoid", "einsum",
-    "reduce_euclidean_norm", "cumulative_logsumexp", "divide_no_nan", "xlogy", "xdivy",
-    "lgamma", "digamma", "segment_sum", "unsorted_segment_sum", "scatter_nd",
-    "tensor_scatter_nd_update", "trace", "diag", "diag_part", "matrix_transpose", "inv",
-    "det", "cholesky", "solve", "moments", "bias_add", "atanh", "asinh", "acosh", "is_nan",
-    "is_inf", "is_finite", "squared_norm", "matvec", "batch_jacobian", "jacobian",
+    "reverse", "roll", "argsort", "sort", "top_k", "log_sigmoid", "reduce_euclidean_norm",
+    "cumulative_logsumexp", "divide_no_nan", "xlogy", "xdivy", "lgamma", "digamma",
+    "segment_sum", "unsorted_segment_sum", "scatter_nd", "tensor_scatter_nd_update", "moments",
+    "bias_add", "atanh", "asinh", "acosh", "is_nan", "is_inf", "is_finite", "squared_norm",
+    "batch_jacobian", "jacobian",
 ]

@@ -70,7 +70,7 @@ def _native_functions():
     )
 
 
-NATIVE_WITHOUT_EXAMPLES = {"matmul"}  # src/python/ops/linalg.rs: rewritten on another branch
+NATIVE_WITHOUT_EXAMPLES: set[str] = set()
 
 
 @pytest.mark.parametrize("name", _native_functions())

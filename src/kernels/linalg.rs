@@ -1,0 +1,424 @@
+//! Dense linear-algebra kernels on batches of matrices (the last two axes), through
+//! faer: LU (solve, inverse, determinant), Cholesky, triangular solves, and the
+//! diagonal helpers. No tape here; shapes are checked and user errors returned.
+
+use faer::linalg::solvers::{DenseSolveCore, Solve};
+use faer::{Mat, MatRef, Par};
+use ndarray::{ArcArray, ArrayD, ArrayView2, IxDyn};
+use num_complex::Complex;
+
+use super::matmul::Gemm;
+use crate::error::{Error, Result};
+
+/// Element types with faer factorizations: f32, f64, complex64, complex128.
+pub trait La: Gemm + faer::traits::ComplexField + Copy + 'static {
+    /// `|x|` in f64.
+    fn abs64(self) -> f64;
+    /// The real number `v` as `Self`.
+    fn of_f64(v: f64) -> Self;
+    /// `x / |x|` (0 for 0): the sign of a determinant.
+    fn unit(self) -> Self {
+        let a = self.abs64();
+        if a == 0.0 {
+            Self::of_f64(0.0)
+        } else {
+            self.scale(1.0 / a)
+        }
+    }
+    /// `x * s` for a real `s`.
+    fn scale(self, s: f64) -> Self;
+}
+
+macro_rules! la_real {
+    ($($t:ty),*) => {$(
+        impl La for $t {
+            fn abs64(self) -> f64 { (self as f64).abs() }
+            fn of_f64(v: f64) -> Self { v as $t }
+            fn scale(self, s: f64) -> Self { ((self as f64) * s) as $t }
+        }
+    )*};
+}
+la_real!(f32, f64);
+
+macro_rules! la_complex {
+    ($($t:ty),*) => {$(
+        impl La for Complex<$t> {
+            fn abs64(self) -> f64 { Complex::new(self.re as f64, self.im as f64).norm() }
+            fn of_f64(v: f64) -> Self { Complex::new(v as $t, 0.0) }
+            fn scale(self, s: f64) -> Self {
+                Complex::new(((self.re as f64) * s) as $t, ((self.im as f64) * s) as $t)
+            }
+        }
+    )*};
+}
+la_complex!(f32, f64);
+
+/// Error message of TF's solve/inverse for a singular matrix.
+pub const NOT_INVERTIBLE: &str = "Input matrix is not invertible.";
+
+/// Splits a shape `[..., r, c]` into its batch part and `(r, c)`.
+pub fn split_matrix<'s>(
+    op: &'static str,
+    shape: &'s [usize],
+) -> Result<(&'s [usize], usize, usize)> {
+    let r = shape.len();
+    if r < 2 {
+        return Err(Error::invalid(
+            op,
+            format!("Input must have rank >= 2, got shape {shape:?}"),
+        ));
+    }
+    Ok((&shape[..r - 2], shape[r - 2], shape[r - 1]))
+}
+
+/// Splits a shape of square matrices `[..., n, n]`; returns the batch part and `n`.
+pub fn split_square<'s>(op: &'static str, shape: &'s [usize]) -> Result<(&'s [usize], usize)> {
+    let (batch, r, c) = split_matrix(op, shape)?;
+    if r != c {
+        return Err(Error::invalid(
+            op,
+            format!("Input matrices must be square, got shape {shape:?}"),
+        ));
+    }
+    Ok((batch, r))
+}
+
+/// Calls `f` on every matrix of `a` (`[..., r, c]`) in batch order.
+fn each<T: Clone, R>(
+    a: &ArcArray<T, IxDyn>,
+    mut f: impl FnMut(ArrayView2<'_, T>) -> Result<R>,
+) -> Result<Vec<R>> {
+    let s = a.shape();
+    let (r, c) = (s[s.len() - 2], s[s.len() - 1]);
+    let nb: usize = s[..s.len() - 2].iter().product();
+    let std = a.as_standard_layout();
+    let v = std
+        .view()
+        .into_shape_with_order((nb, r, c))
+        .expect("standard layout");
+    v.outer_iter().map(&mut f).collect()
+}
+
+/// Stacks matrices (or vectors, or scalars) `parts` under the batch shape.
+fn stack<T: Clone>(batch: &[usize], tail: &[usize], parts: Vec<Vec<T>>) -> ArrayD<T> {
+    let mut shape = batch.to_vec();
+    shape.extend_from_slice(tail);
+    let flat: Vec<T> = parts.into_iter().flatten().collect();
+    ArrayD::from_shape_vec(IxDyn(&shape), flat).expect("sizes match")
+}
+
+/// A faer view of an ndarray 2-D view (no copy).
+fn fref<'a, T>(v: &ArrayView2<'a, T>) -> MatRef<'a, T> {
+    let (r, c) = v.dim();
+    let s = v.strides();
+    // SAFETY: the view is valid for reads at every (i, j) through its strides.
+    unsafe { MatRef::from_raw_parts(v.as_ptr(), r, c, s[0], s[1]) }
+}
+
+/// Row-major elements of a faer matrix.
+fn rows_of<T: Copy>(m: MatRef<'_, T>) -> Vec<T> {
+    let (r, c) = (m.nrows(), m.ncols());
+    let (rs, cs) = (m.row_stride(), m.col_stride());
+    let p = m.as_ptr();
+    let mut out = Vec::with_capacity(r * c);
+    for i in 0..r {
+        for j in 0..c {
+            // SAFETY: (i, j) is inside the matrix.
+            out.push(unsafe { *p.offset(i as isize * rs + j as isize * cs) });
+        }
+    }
+    out
+}
+
+/// A faer matrix copied from an ndarray view.
+fn to_mat<T: La>(v: &ArrayView2<'_, T>) -> Mat<T> {
+    Mat::from_fn(v.nrows(), v.ncols(), |i, j| v[[i, j]])
+}
+
+/// Whether an LU factor has a zero pivot.
+fn singular<T: La>(u: MatRef<'_, T>) -> bool {
+    let n = u.nrows().min(u.ncols());
+    let p = u.as_ptr();
+    let step = u.row_stride() + u.col_stride();
+    // SAFETY: diagonal entries are inside the matrix.
+    (0..n).any(|i| unsafe { *p.offset(i as isize * step) }.abs64() == 0.0)
+}
+
+/// Checks that `b` (`[..., n, k]`) matches the square batch of `a` (`[..., n, n]`).
+fn check_rhs(op: &'static str, a: &[usize], b: &[usize]) -> Result<()> {
+    let (ba, n) = split_square(op, a)?;
+    let (bb, rn, _) = split_matrix(op, b)?;
+    if ba != bb || rn != n {
+        return Err(Error::invalid(
+            op,
+            format!("Incompatible shapes: matrix {a:?} and right-hand side {b:?}"),
+        ));
+    }
+    Ok(())
+}
+
+/// `A⁻¹ b` (or `A⁻ᴴ b` when `adjoint`) per batch entry; a singular `A` is an error.
+pub fn solve<T: La>(
+    a: &ArcArray<T, IxDyn>,
+    b: &ArcArray<T, IxDyn>,
+    adjoint: bool,
+) -> Result<ArrayD<T>> {
+    check_rhs("MatrixSolve", a.shape(), b.shape())?;
+    let rhs: Vec<Mat<T>> = each(b, |m| Ok(to_mat(&m)))?;
+    let mut rhs = rhs.into_iter();
+    let parts = each(a, |m| {
+        let lu = fref(&m).partial_piv_lu();
+        if singular(lu.U()) {
+            return Err(Error::invalid("MatrixSolve", NOT_INVERTIBLE));
+        }
+        let mut x = rhs.next().expect("same batch");
+        if adjoint {
+            lu.solve_adjoint_in_place(x.as_mut());
+        } else {
+            lu.solve_in_place(x.as_mut());
+        }
+        Ok(rows_of(x.as_ref()))
+    })?;
+    let s = b.shape();
+    Ok(stack(&s[..s.len() - 2], &s[s.len() - 2..], parts))
+}
+
+/// `A⁻¹` per batch entry; a singular `A` is an error.
+pub fn inv<T: La>(a: &ArcArray<T, IxDyn>) -> Result<ArrayD<T>> {
+    let (batch, n) = split_square("MatrixInverse", a.shape())?;
+    let parts = each(a, |m| {
+        let lu = fref(&m).partial_piv_lu();
+        if singular(lu.U()) {
+            return Err(Error::invalid("MatrixInverse", NOT_INVERTIBLE));
+        }
+        Ok(rows_of(lu.inverse().as_ref()))
+    })?;
+    Ok(stack(batch, &[n, n], parts))
+}
+
+/// Sign of the row permutation of an LU factorization.
+fn perm_sign(fwd: &[usize]) -> f64 {
+    let mut seen = vec![false; fwd.len()];
+    let mut sign = 1.0;
+    for s in 0..fwd.len() {
+        if seen[s] {
+            continue;
+        }
+        let mut len = 0;
+        let mut i = s;
+        while !seen[i] {
+            seen[i] = true;
+            i = fwd[i];
+            len += 1;
+        }
+        if len % 2 == 0 {
+            sign = -sign;
+        }
+    }
+    sign
+}
+
+/// `(sign, log|det|, det)` of one square matrix through its LU factorization.
+fn lu_det<T: La>(m: ArrayView2<'_, T>) -> (T, f64, T) {
+    if m.nrows() == 0 {
+        return (T::of_f64(1.0), 0.0, T::of_f64(1.0));
+    }
+    let lu = fref(&m).partial_piv_lu();
+    let u = lu.U();
+    let (fwd, _) = lu.P().arrays();
+    let mut sign = T::of_f64(perm_sign(fwd));
+    let mut det = sign;
+    let mut logabs = 0.0;
+    let p = u.as_ptr();
+    let step = u.row_stride() + u.col_stride();
+    for i in 0..u.nrows() {
+        // SAFETY: diagonal entry inside the matrix.
+        let d = unsafe { *p.offset(i as isize * step) };
+        det = det * d;
+        sign = sign * d.unit();
+        logabs += d.abs64().ln();
+    }
+    (sign, logabs, det)
+}
+
+/// Determinants of a batch of square matrices.
+pub fn det<T: La>(a: &ArcArray<T, IxDyn>) -> Result<ArrayD<T>> {
+    let (batch, _) = split_square("MatrixDeterminant", a.shape())?;
+    let parts = each(a, |m| Ok(vec![lu_det(m).2]))?;
+    Ok(stack(batch, &[], parts))
+}
+
+/// `(sign, log|det|)` of a batch of square matrices (`log|det|` as `T`).
+pub fn slogdet<T: La>(a: &ArcArray<T, IxDyn>) -> Result<(ArrayD<T>, ArrayD<T>)> {
+    let (batch, _) = split_square("LogMatrixDeterminant", a.shape())?;
+    let parts = each(a, |m| Ok(lu_det(m)))?;
+    let signs = parts.iter().map(|p| vec![p.0]).collect();
+    let logs = parts.iter().map(|p| vec![T::of_f64(p.1)]).collect();
+    Ok((stack(batch, &[], signs), stack(batch, &[], logs)))
+}
+
+/// Lower Cholesky factors (only the lower triangles are read); a matrix that is not
+/// positive definite is an error.
+pub fn cholesky<T: La>(a: &ArcArray<T, IxDyn>) -> Result<ArrayD<T>> {
+    let (batch, n) = split_square("Cholesky", a.shape())?;
+    let parts = each(a, |m| {
+        let llt = fref(&m).llt(faer::Side::Lower).map_err(|_| {
+            Error::invalid(
+                "Cholesky",
+                "Cholesky decomposition was not successful. The input might not be valid.",
+            )
+        })?;
+        let l = llt.L();
+        let mut v = rows_of(l);
+        // faer leaves the strict upper triangle unspecified: zero it.
+        for i in 0..n {
+            for j in i + 1..n {
+                v[i * n + j] = T::of_f64(0.0);
+            }
+        }
+        Ok(v)
+    })?;
+    Ok(stack(batch, &[n, n], parts))
+}
+
+/// Solves `A x = b` (or `Aᴴ x = b`) with `A` triangular: only its `lower` (or upper)
+/// triangle is read.
+pub fn triangular_solve<T: La>(
+    a: &ArcArray<T, IxDyn>,
+    b: &ArcArray<T, IxDyn>,
+    lower: bool,
+    adjoint: bool,
+) -> Result<ArrayD<T>> {
+    use faer::linalg::triangular_solve as ts;
+    check_rhs("MatrixTriangularSolve", a.shape(), b.shape())?;
+    let rhs: Vec<Mat<T>> = each(b, |m| Ok(to_mat(&m)))?;
+    let mut rhs = rhs.into_iter();
+    let parts = each(a, |m| {
+        let t = fref(&m);
+        let mut x = rhs.next().expect("same batch");
+        match (lower, adjoint) {
+            (true, false) => ts::solve_lower_triangular_in_place(t, x.as_mut(), Par::Seq),
+            (false, false) => ts::solve_upper_triangular_in_place(t, x.as_mut(), Par::Seq),
+            (true, true) => ts::solve_upper_triangular_in_place(t.adjoint(), x.as_mut(), Par::Seq),
+            (false, true) => ts::solve_lower_triangular_in_place(t.adjoint(), x.as_mut(), Par::Seq),
+        }
+        Ok(rows_of(x.as_ref()))
+    })?;
+    let s = b.shape();
+    Ok(stack(&s[..s.len() - 2], &s[s.len() - 2..], parts))
+}
+
+/// Main diagonals (`[..., min(r, c)]`) of `[..., r, c]`.
+pub fn diag_part<T: Clone>(a: &ArcArray<T, IxDyn>) -> Result<ArrayD<T>> {
+    let (batch, r, c) = split_matrix("MatrixDiagPartV3", a.shape())?;
+    let k = r.min(c);
+    let parts = each(a, |m| Ok((0..k).map(|i| m[[i, i]].clone()).collect()))?;
+    Ok(stack(batch, &[k], parts))
+}
+
+/// `[..., rows, cols]` zero matrices with `v` (`[..., k]`, `k <= min(rows, cols)`) on
+/// their main diagonals.
+pub fn diag<T: Clone + Default>(
+    v: &ArcArray<T, IxDyn>,
+    rows: usize,
+    cols: usize,
+) -> Result<ArrayD<T>> {
+    let s = v.shape();
+    if s.is_empty() {
+        return Err(Error::invalid(
+            "MatrixDiagV3",
+            "diagonal must be at least 1-dim, got a scalar",
+        ));
+    }
+    let k = s[s.len() - 1];
+    let batch = &s[..s.len() - 1];
+    let mut shape = batch.to_vec();
+    shape.extend([rows, cols]);
+    let mut out = ArrayD::<T>::from_elem(IxDyn(&shape), T::default());
+    let nb: usize = batch.iter().product();
+    let std = v.as_standard_layout();
+    let flat = std.as_slice().expect("standard layout");
+    {
+        let o = out.as_slice_mut().expect("fresh array");
+        for b in 0..nb {
+            for i in 0..k.min(rows).min(cols) {
+                o[b * rows * cols + i * cols + i] = flat[b * k + i].clone();
+            }
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn arr(v: &[f64], shape: &[usize]) -> ArcArray<f64, IxDyn> {
+        ArrayD::from_shape_vec(IxDyn(shape), v.to_vec())
+            .unwrap()
+            .into_shared()
+    }
+
+    #[test]
+    fn solve_inv_det() {
+        let a = arr(&[4.0, 3.0, 6.0, 3.0], &[2, 2]);
+        let b = arr(&[10.0, 12.0], &[2, 1]);
+        let x = solve(&a, &b, false).unwrap();
+        assert_eq!(x.iter().copied().collect::<Vec<_>>(), vec![1.0, 2.0]);
+        // Aᵀ x = b: [[4, 6], [3, 3]] x = [10, 12] -> x = [7, -3]
+        let xt = solve(&a, &b, true).unwrap();
+        let v: Vec<f64> = xt.iter().copied().collect();
+        assert!(
+            (v[0] - 7.0).abs() < 1e-12 && (v[1] + 3.0).abs() < 1e-12,
+            "{v:?}"
+        );
+        let d = det(&a).unwrap();
+        assert!((d[[]] + 6.0).abs() < 1e-12);
+        let (s, l) = slogdet(&a).unwrap();
+        assert_eq!(s[[]], -1.0);
+        assert!((l[[]] - 6f64.ln()).abs() < 1e-12);
+        let i = inv(&a).unwrap();
+        let want = [-0.5, 0.5, 1.0, -2.0 / 3.0];
+        for (p, q) in i.iter().zip(want) {
+            assert!((p - q).abs() < 1e-12);
+        }
+    }
+
+    #[test]
+    fn singular_and_not_positive_definite_are_errors() {
+        let s = arr(&[1.0, 2.0, 2.0, 4.0], &[2, 2]);
+        let e = inv(&s).unwrap_err().to_string();
+        assert!(e.contains(NOT_INVERTIBLE), "{e}");
+        assert!(solve(&s, &arr(&[1.0, 1.0], &[2, 1]), false).is_err());
+        assert_eq!(det(&s).unwrap()[[]], 0.0);
+        assert!(cholesky(&arr(&[1.0, 2.0, 2.0, 1.0], &[2, 2])).is_err());
+        assert!(inv(&arr(&[1.0, 2.0], &[1, 2])).is_err());
+    }
+
+    #[test]
+    fn cholesky_and_triangular() {
+        let a = arr(&[4.0, 2.0, 2.0, 5.0], &[1, 2, 2]);
+        let l = cholesky(&a).unwrap();
+        assert_eq!(
+            l.iter().copied().collect::<Vec<_>>(),
+            vec![2.0, 0.0, 1.0, 2.0]
+        );
+        let b = arr(&[2.0, 5.0], &[1, 2, 1]);
+        let x = triangular_solve(&l.into_shared(), &b, true, false).unwrap();
+        assert_eq!(x.iter().copied().collect::<Vec<_>>(), vec![1.0, 2.0]);
+    }
+
+    #[test]
+    fn diagonals() {
+        let a = arr(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3]);
+        assert_eq!(
+            diag_part(&a).unwrap().into_raw_vec_and_offset().0,
+            vec![1.0, 5.0]
+        );
+        let d = diag(&arr(&[1.0, 5.0], &[2]), 2, 3).unwrap();
+        assert_eq!(
+            d.into_raw_vec_and_offset().0,
+            vec![1.0, 0.0, 0.0, 0.0, 5.0, 0.0]
+        );
+    }
+}

@@ -1,0 +1,170 @@
+"""Forward values of gt.linalg and gt.einsum against numpy, and their error cases."""
+
+import numpy as np
+import pytest
+
+import gradtape as gt
+
+RNG = np.random.default_rng(7)
+
+
+def _wc(*shape):
+    return RNG.uniform(-0.5, 0.5, size=shape) + 2.5 * np.eye(shape[-1])
+
+
+EINSUM_CASES = [
+    ("ij,jk->ik", [(2, 3), (3, 4)]),
+    ("ij,jk", [(2, 3), (3, 4)]),
+    ("ij->ji", [(2, 3)]),
+    ("ij->", [(2, 3)]),
+    ("ij", [(2, 3)]),
+    ("ji", [(2, 3)]),
+    ("ii", [(3, 3)]),
+    ("ii->i", [(3, 3)]),
+    ("iii->i", [(2, 2, 2)]),
+    ("bxby->bxy", [(2, 3, 2, 4)]),
+    ("i,i->", [(4,), (4,)]),
+    ("i,j->ij", [(2,), (3,)]),
+    ("i,i->i", [(3,), (3,)]),
+    ("bij,bjk->bik", [(2, 2, 3), (2, 3, 4)]),
+    ("bij,jk->bik", [(2, 2, 3), (3, 4)]),
+    ("ijk,kji->", [(2, 3, 4), (4, 3, 2)]),
+    ("abc,cd,de->abe", [(2, 3, 4), (4, 2), (2, 3)]),
+    ("ij,ij,ij->i", [(2, 3), (2, 3), (2, 3)]),
+    ("...ij,...jk->...ik", [(2, 2, 3), (3, 4)]),
+    ("...ij,...jk", [(5, 1, 2, 3), (4, 3, 2)]),
+    ("i...->...", [(3, 2, 2)]),
+    ("...ii->...i", [(2, 3, 3)]),
+    ("aBc,cB->a", [(2, 3, 4), (4, 3)]),
+    (" ij , jk -> ki ", [(2, 3), (3, 4)]),
+    ("ij,->ij", [(2, 3), ()]),
+]
+
+
+@pytest.mark.parametrize("eq,shapes", EINSUM_CASES)
+def test_einsum_matches_numpy(eq, shapes):
+    xs = [RNG.normal(size=s) for s in shapes]
+    got = gt.einsum(eq, *[gt.constant(x) for x in xs]).numpy()
+    want = np.einsum(eq.replace(" ", ""), *xs)
+    assert got.shape == np.shape(want)
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+    assert gt.linalg.einsum is gt.einsum
+
+
+def test_einsum_gradient_and_second_order():
+    x = gt.constant(RNG.normal(size=(3, 3)))
+    with gt.GradientTape() as outer:
+        outer.watch(x)
+        with gt.GradientTape() as inner:
+            inner.watch(x)
+            y = gt.einsum("ij,ji->", x, x)  # trace(x @ x)
+        g = inner.gradient(y, x)
+        s = gt.reduce_sum(g)
+    np.testing.assert_allclose(g.numpy(), 2 * x.numpy().T, rtol=1e-12)
+    np.testing.assert_allclose(outer.gradient(s, x).numpy(), np.full((3, 3), 2.0))
+
+
+@pytest.mark.parametrize(
+    "eq,shapes",
+    [
+        ("ij,jk->ik", [(2, 3), (4, 4)]),
+        ("ij,jk->ik", [(2, 3)]),
+        ("ii->i", [(2, 3)]),
+        ("ij->iz", [(2, 3)]),
+        ("ijk->i", [(2, 3)]),
+        ("ij->ii", [(2, 3)]),
+        ("i.j->i", [(2, 3)]),
+    ],
+)
+def test_einsum_bad_equations_raise(eq, shapes):
+    with pytest.raises(gt.errors.InvalidArgumentError):
+        gt.einsum(eq, *[gt.zeros(s) for s in shapes])
+
+
+def test_solve_inv_det_slogdet_against_numpy():
+    a = _wc(2, 3, 3)
+    b = RNG.normal(size=(2, 3, 2))
+    ta, tb = gt.constant(a), gt.constant(b)
+    np.testing.assert_allclose(gt.linalg.solve(ta, tb).numpy(), np.linalg.solve(a, b), rtol=1e-12)
+    np.testing.assert_allclose(
+        gt.linalg.solve(ta, tb, adjoint=True).numpy(),
+        np.linalg.solve(np.swapaxes(a, -1, -2), b),
+        rtol=1e-12,
+    )
+    np.testing.assert_allclose(gt.linalg.inv(ta).numpy(), np.linalg.inv(a), rtol=1e-12)
+    np.testing.assert_allclose(gt.linalg.det(ta).numpy(), np.linalg.det(a), rtol=1e-12)
+    sign, logabs = gt.linalg.slogdet(gt.constant(-a))
+    ws, wl = np.linalg.slogdet(-a)
+    np.testing.assert_array_equal(sign.numpy(), ws)
+    np.testing.assert_allclose(logabs.numpy(), wl, rtol=1e-12)
+    assert gt.linalg.det(gt.constant([[4.0, 3.0], [6.0, 3.0]], dtype=gt.float64)).numpy() == pytest.approx(-6.0)
+
+
+def test_complex_solve_and_det():
+    a = _wc(3, 3) + 1j * RNG.normal(size=(3, 3))
+    b = RNG.normal(size=(3, 1)) + 0j
+    ta, tb = gt.constant(a), gt.constant(b)
+    np.testing.assert_allclose(gt.linalg.solve(ta, tb).numpy(), np.linalg.solve(a, b), rtol=1e-12)
+    np.testing.assert_allclose(
+        gt.linalg.solve(ta, tb, adjoint=True).numpy(), np.linalg.solve(a.conj().T, b), rtol=1e-12
+    )
+    np.testing.assert_allclose(gt.linalg.det(ta).numpy(), np.linalg.det(a), rtol=1e-12)
+
+
+def test_cholesky_and_triangular_solve():
+    m = RNG.normal(size=(2, 3, 3))
+    spd = m @ np.swapaxes(m, -1, -2) + np.eye(3)
+    l = gt.linalg.cholesky(gt.constant(spd)).numpy()
+    np.testing.assert_allclose(l, np.linalg.cholesky(spd), rtol=1e-12)
+    b = RNG.normal(size=(2, 3, 2))
+    for lower in (True, False):
+        for adjoint in (False, True):
+            t = np.tril(spd) if lower else np.triu(spd)
+            t = np.swapaxes(t, -1, -2) if adjoint else t
+            got = gt.linalg.triangular_solve(gt.constant(spd), gt.constant(b), lower=lower, adjoint=adjoint)
+            np.testing.assert_allclose(got.numpy(), np.linalg.solve(t, b), rtol=1e-10)
+
+
+def test_diag_trace_matvec_transpose():
+    x = RNG.normal(size=(2, 3, 4))
+    tx = gt.constant(x)
+    np.testing.assert_array_equal(gt.linalg.diag_part(tx).numpy(), np.diagonal(x, axis1=-2, axis2=-1))
+    np.testing.assert_allclose(gt.linalg.trace(tx).numpy(), np.trace(x, axis1=-2, axis2=-1))
+    np.testing.assert_array_equal(gt.linalg.diag(gt.constant([1.0, 2.0])).numpy(), [[1.0, 0.0], [0.0, 2.0]])
+    np.testing.assert_array_equal(gt.linalg.matrix_transpose(tx).numpy(), np.swapaxes(x, -1, -2))
+    v = RNG.normal(size=(4,))
+    np.testing.assert_allclose(gt.linalg.matvec(tx, gt.constant(v)).numpy(), x @ v, rtol=1e-12)
+    c = gt.constant([[1 + 2j, 3j]])
+    np.testing.assert_array_equal(gt.linalg.adjoint(c).numpy(), [[1 - 2j], [-3j]])
+
+
+def test_matmul_large_and_transposed_views():
+    a = RNG.normal(size=(70, 90))
+    b = RNG.normal(size=(90, 65))
+    np.testing.assert_allclose(gt.matmul(gt.constant(a), gt.constant(b)).numpy(), a @ b, rtol=1e-10)
+    at, bt = gt.constant(a.T.copy()), gt.constant(b.T.copy())
+    got = gt.matmul(at, bt, transpose_a=True, transpose_b=True)
+    np.testing.assert_allclose(got.numpy(), a @ b, rtol=1e-10)
+    # broadcast batch: (3, 1, 4, 5) @ (2, 5, 6)
+    x = RNG.normal(size=(3, 1, 4, 5))
+    y = RNG.normal(size=(2, 5, 6))
+    np.testing.assert_allclose(gt.matmul(gt.constant(x), gt.constant(y)).numpy(), x @ y, rtol=1e-12)
+
+
+def test_singular_and_not_positive_definite_raise():
+    s = gt.constant([[1.0, 2.0], [2.0, 4.0]])
+    with pytest.raises(gt.errors.InvalidArgumentError, match="Input matrix is not invertible."):
+        gt.linalg.inv(s)
+    with pytest.raises(gt.errors.InvalidArgumentError, match="Input matrix is not invertible."):
+        gt.linalg.solve(s, gt.constant([[1.0], [1.0]]))
+    with pytest.raises(gt.errors.InvalidArgumentError, match="Cholesky decomposition was not successful"):
+        gt.linalg.cholesky(gt.constant([[1.0, 2.0], [2.0, 1.0]]))
+    assert float(gt.linalg.det(s)) == 0.0
+    with pytest.raises(gt.errors.InvalidArgumentError):
+        gt.linalg.inv(gt.constant([[1.0, 2.0, 3.0]]))
+    with pytest.raises(gt.errors.InvalidArgumentError):
+        gt.linalg.solve(gt.eye(2), gt.ones([3, 1]))
+    with pytest.raises(gt.errors.InvalidArgumentError):
+        gt.linalg.det(gt.constant([1.0, 2.0]))
+    with pytest.raises((TypeError, gt.errors.InvalidArgumentError)):
+        gt.linalg.inv(gt.constant([[1, 2], [3, 4]]))
