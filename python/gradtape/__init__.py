@@ -33,4 +33,5 @@ from .math import mod, reduce_all, reduce_any, reduce_logsumexp, reduce_std, red
 
 newaxis = None
 
-__version__ = "0.1.0"
+# Cargo.toml's version, compiled into the extension (the package metadata has the same).
+__version__ = _gradtape.__version__
