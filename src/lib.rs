@@ -33,6 +33,45 @@
 //! assert_eq!(dy_dx.to_vec::<f32>().unwrap(), vec![6.0]);
 //! assert_eq!(d2y_dx2.to_vec::<f32>().unwrap(), vec![2.0]);
 //! ```
+//!
+//! ## Ops
+//!
+//! [`ops`] has TF's op functions under TF's names, each returning a [`Result`]: binary
+//! ops broadcast as NumPy does, reductions take optional axes and `keepdims`, and the
+//! gradient of every differentiable op is recorded when a tape watches its inputs. A
+//! dense layer's forward pass and loss, and the gradients of the loss:
+//!
+//! ```
+//! use gradtape::{ops, GradientTape, Source, Tensor, UnconnectedGradients};
+//!
+//! let x = Tensor::from_vec(vec![1.0f32, 2.0, 3.0, 4.0], &[2, 2])?; // a batch of 2
+//! let w = Tensor::from_vec(vec![0.5f32, -1.0], &[2, 1])?;
+//! let b = Tensor::scalar(1.0f32);
+//! let tape = GradientTape::new();
+//! let (y, loss) = {
+//!     let _recording = tape.enter();
+//!     tape.watch(&w);
+//!     tape.watch(&b);
+//!     let y = ops::add(&ops::matmul(&x, &w)?, &b)?; // (2, 1), b broadcast
+//!     let loss = ops::reduce_mean(&ops::square(&y)?, None, false)?;
+//!     (y, loss)
+//! };
+//! assert_eq!(y.to_vec::<f32>()?, vec![-0.5, -1.5]);
+//! assert_eq!(loss.to_vec::<f32>()?, vec![1.25]);
+//! let g = tape.gradient(&[loss], &[Source::Tensor(&w), Source::Tensor(&b)], None,
+//!                       UnconnectedGradients::None)?;
+//! // With n = 2 rows, dloss/dy = 2y / n = y: dloss/dw = x^T y and dloss/db = sum(y).
+//! assert_eq!(g[0].as_ref().unwrap().to_vec::<f32>()?, vec![-5.0, -7.0]);
+//! assert_eq!(g[1].as_ref().unwrap().to_vec::<f32>()?, vec![-2.0]);
+//!
+//! // Elementwise math, reductions over axes, and errors instead of panics.
+//! let e = ops::exp(&Tensor::from_vec(vec![0.0f64, 1.0], &[2])?)?;
+//! assert_eq!(e.to_vec::<f64>()?, vec![1.0, std::f64::consts::E]);
+//! let s = ops::reduce_sum(&x, Some(&[0]), true)?;
+//! assert_eq!((s.shape(), s.to_vec::<f32>()?), (&[1usize, 2][..], vec![4.0, 6.0]));
+//! assert!(ops::matmul(&x, &Tensor::from_vec(vec![1.0f32; 3], &[3, 1])?).is_err());
+//! # Ok::<(), gradtape::Error>(())
+//! ```
 
 #[macro_use]
 mod macros;
@@ -42,6 +81,9 @@ pub mod custom;
 pub mod dtype;
 pub mod error;
 pub mod kernels;
+// The module docs of `ops` link to its crate-private `record` function (src/ops is
+// owned elsewhere; the link should become plain code there, then this allow can go).
+#[allow(rustdoc::private_intra_doc_links)]
 pub mod ops;
 pub mod tape;
 pub mod tensor;

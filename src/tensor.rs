@@ -58,6 +58,25 @@ impl Data {
 }
 
 /// An immutable n-dimensional value. TF equivalent: `tf.Tensor` (eager).
+///
+/// Cloning is cheap (the storage is shared) and keeps the tensor's identity, which is
+/// what tapes watch.
+///
+/// ```
+/// use gradtape::{DType, Tensor};
+///
+/// let t = Tensor::from_vec(vec![1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3])?;
+/// assert_eq!(t.shape(), &[2, 3]);
+/// assert_eq!(t.dtype(), DType::F32);
+/// assert_eq!(t.size(), 6);
+/// assert_eq!(t.to_vec::<f32>()?, vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
+/// // The element type must match the dtype: no silent conversion.
+/// assert!(t.to_vec::<f64>().is_err());
+/// // A shape that the values cannot fill is an error, not a panic.
+/// assert!(Tensor::from_vec(vec![1i32, 2, 3], &[2, 2]).is_err());
+/// assert_eq!(Tensor::scalar(7i64).shape(), &[] as &[usize]);
+/// # Ok::<(), gradtape::Error>(())
+/// ```
 #[derive(Clone, Debug)]
 pub struct Tensor {
     id: TensorId,

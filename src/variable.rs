@@ -25,6 +25,31 @@ struct Inner {
 }
 
 /// A mutable, shared tensor cell. Cloning shares the same variable.
+/// TF equivalent: `tf.Variable`.
+///
+/// Tapes watch trainable variables automatically when they are read, so one step of
+/// gradient descent needs no `watch`:
+///
+/// ```
+/// use gradtape::{ops, GradientTape, Source, Tensor, UnconnectedGradients, Variable};
+///
+/// let w = Variable::new(Tensor::scalar(3.0f32), true, Some("w"));
+/// assert_eq!(w.name(), "w:0");
+/// let tape = GradientTape::new();
+/// let loss = {
+///     let _recording = tape.enter();
+///     let wv = w.read(); // a recorded read: the tape watches `w` from here on
+///     ops::mul(&wv, &wv)?
+/// };
+/// let grads = tape.gradient(&[loss], &[Source::Variable(&w)], None, UnconnectedGradients::None)?;
+/// let g = grads[0].clone().expect("loss depends on w");
+/// assert_eq!(g.to_vec::<f32>()?, vec![6.0]); // d(w^2)/dw = 2w
+/// w.assign_sub(&ops::mul(&g, &Tensor::scalar(0.5f32))?)?; // w -= 0.5 * g
+/// assert_eq!(w.value_unrecorded().to_vec::<f32>()?, vec![0.0]);
+/// // A value of another dtype or shape is rejected.
+/// assert!(w.assign(&Tensor::scalar(1.0f64)).is_err());
+/// # Ok::<(), gradtape::Error>(())
+/// ```
 #[derive(Clone)]
 pub struct Variable {
     inner: Arc<Inner>,

@@ -33,7 +33,8 @@ from .math import mod, reduce_all, reduce_any, reduce_logsumexp, reduce_std, red
 
 newaxis = None
 
-__version__ = "0.1.0"
+# Cargo.toml's version, compiled into the extension (the package metadata has the same).
+__version__ = _gradtape.__version__
 
 __all__ = [
     "DType", "GradientTape", "RegisterGradient", "Tensor", "TensorShape",
@@ -41,7 +42,7 @@ __all__ = [
     "argmax", "argmin", "asin", "atan", "atan2", "autodiff", "bool", "boolean_mask",
     "broadcast_to", "cast", "clip_by_norm", "clip_by_value", "complex", "complex128",
     "complex64", "concat", "conj", "constant", "convert_to_tensor", "cos", "cosh",
-    "cumprod", "cumsum", "custom_gradient", "divide", "dtypes", "equal", "erf",
+    "cumprod", "cumsum", "custom_gradient", "divide", "dtypes", "einsum", "equal", "erf",
     "errors", "exp", "expand_dims", "expm1", "eye", "fill", "float32", "float64",
     "floor", "floordiv", "floormod", "gather", "gather_nd", "gradient_override",
     "gradient_override_map", "greater", "greater_equal", "identity", "imag",

@@ -35,6 +35,8 @@ pub(crate) fn heavy<T: Send>(
 #[pymodule]
 fn _gradtape(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
+    // The one version number is Cargo.toml's; gradtape.__version__ re-exports this.
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_class::<tensor::PyTensor>()?;
     m.add_class::<tensor::PyDType>()?;
     m.add_class::<variable::PyVariable>()?;

@@ -45,6 +45,23 @@ impl GradientTape {
     /// `target.shape + source.shape`. TF equivalent: `tape.jacobian`.
     /// `use_pfor` selects the vectorized sweep; `parallel_iterations` caps the rows
     /// per sweep.
+    ///
+    /// ```
+    /// use gradtape::{ops, GradientTape, Source, Tensor, UnconnectedGradients};
+    ///
+    /// let x = Tensor::from_vec(vec![1.0f32, 2.0], &[2])?;
+    /// let tape = GradientTape::new();
+    /// let y = {
+    ///     let _recording = tape.enter();
+    ///     tape.watch(&x);
+    ///     ops::square(&x)? // y_i = x_i^2
+    /// };
+    /// let j = tape.jacobian(&y, &[Source::Tensor(&x)], UnconnectedGradients::None, None, true)?;
+    /// let j = j[0].as_ref().expect("y depends on x");
+    /// assert_eq!(j.shape(), &[2, 2]);
+    /// assert_eq!(j.to_vec::<f32>()?, vec![2.0, 0.0, 0.0, 4.0]); // diag(2x)
+    /// # Ok::<(), gradtape::Error>(())
+    /// ```
     pub fn jacobian(
         &self,
         target: &Tensor,

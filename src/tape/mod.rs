@@ -2,7 +2,7 @@
 //!
 //! TF equivalent: `tf.GradientTape`. A tape records an op iff at least one input is
 //! watched by it; the op's outputs are then watched too. Tapes stack per thread
-//! ([`stack`]); several may be active at once, each with its own watched set.
+//! (the crate-private `stack` module); several may be active at once, each with its own watched set.
 
 pub(crate) mod arena;
 mod backward;
@@ -235,6 +235,33 @@ impl GradientTape {
 
     /// Gradient of the sum of `targets` with respect to each source.
     /// TF equivalent: `tape.gradient(target, sources, output_gradients, unconnected_gradients)`.
+    ///
+    /// One result per source, in order: `None` for a source the targets do not depend on
+    /// (or zeros with [`UnconnectedGradients::Zero`]).
+    ///
+    /// ```
+    /// use gradtape::{ops, GradientTape, Source, Tensor, UnconnectedGradients};
+    ///
+    /// let a = Tensor::from_vec(vec![1.0f64, 2.0], &[2])?;
+    /// let b = Tensor::from_vec(vec![3.0f64, 4.0], &[2])?;
+    /// let c = Tensor::scalar(5.0f64);
+    /// let tape = GradientTape::new();
+    /// let y = {
+    ///     let _recording = tape.enter();
+    ///     for t in [&a, &b, &c] {
+    ///         tape.watch(t);
+    ///     }
+    ///     ops::reduce_sum(&ops::mul(&a, &b)?, None, false)? // y = a . b
+    /// };
+    /// let sources = [Source::Tensor(&a), Source::Tensor(&b), Source::Tensor(&c)];
+    /// let g = tape.gradient(&[y.clone()], &sources, None, UnconnectedGradients::Zero)?;
+    /// assert_eq!(g[0].as_ref().unwrap().to_vec::<f64>()?, vec![3.0, 4.0]); // dy/da = b
+    /// assert_eq!(g[1].as_ref().unwrap().to_vec::<f64>()?, vec![1.0, 2.0]); // dy/db = a
+    /// assert_eq!(g[2].as_ref().unwrap().to_vec::<f64>()?, vec![0.0]); // unconnected
+    /// // A non-persistent tape answers once.
+    /// assert!(tape.gradient(&[y], &sources, None, UnconnectedGradients::None).is_err());
+    /// # Ok::<(), gradtape::Error>(())
+    /// ```
     pub fn gradient(
         &self,
         targets: &[Tensor],
