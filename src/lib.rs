@@ -81,9 +81,6 @@ pub mod custom;
 pub mod dtype;
 pub mod error;
 pub mod kernels;
-// The module docs of `ops` link to its crate-private `record` function (src/ops is
-// owned elsewhere; the link should become plain code there, then this allow can go).
-#[allow(rustdoc::private_intra_doc_links)]
 pub mod ops;
 pub mod tape;
 pub mod tensor;

@@ -2,10 +2,10 @@
 //!
 //! Each op family lives in one file. A differentiable op is a struct implementing
 //! [`Op`]; its public function (named like TF's Python function) computes the value
-//! with a kernel and calls [`record`] with the struct, which every tape watching an
+//! with a kernel and calls `record` with the struct, which every tape watching an
 //! input stores. Gradient rules are written with these same public functions, so a
 //! backward pass run while another tape records is itself recorded (higher order for
-//! free). See `README.md` in this folder for adding an op.
+//! free).
 
 use smallvec::SmallVec;
 
