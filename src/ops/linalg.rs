@@ -58,6 +58,25 @@ fn mm<T: Gemm>(
     }
     let batch = broadcast_shapes("MatMul", &sa[..ra - 2], &sb[..rb - 2])?;
     let nb: usize = batch.iter().product();
+    // A batched, contiguous, untransposed `a` times one matrix `b`: fold the batch
+    // into rows and make one GEMM instead of `nb` small ones (jacobians push batched
+    // gradients through every layer this way).
+    if rb == 2 && !ta && a.is_standard_layout() {
+        let a2 = a
+            .view()
+            .into_shape_with_order((nb * m, ka))
+            .expect("contiguous, same size");
+        let bv = b
+            .view()
+            .into_dimensionality::<ndarray::Ix2>()
+            .expect("rank 2");
+        let bv = if tb { bv.reversed_axes() } else { bv };
+        let mut shape = batch.clone();
+        shape.extend([m, n]);
+        return Ok(matmul2(a2, bv)
+            .into_shape_with_order(IxDyn(&shape))
+            .expect("same size"));
+    }
     let mut shape = batch.clone();
     shape.extend([m, n]);
     let mut out = ArrayD::<T>::zeros(IxDyn(&shape));
