@@ -127,7 +127,7 @@ pub fn record_custom(
     // Reading the variables here (outside the forward pass) lets active tapes
     // auto-watch them and record the reads, so gradients reach them.
     let reads: Vec<Tensor> = vars.iter().map(|v| v.read()).collect();
-    let outs: Vec<Tensor> = outputs.iter().map(|t| t.fresh_public()).collect();
+    let outs: Vec<Tensor> = outputs.iter().map(|t| t.fresh()).collect();
     let mut all: Vec<&Tensor> = inputs.to_vec();
     all.extend(reads.iter());
     let out_refs: Vec<&Tensor> = outs.iter().collect();

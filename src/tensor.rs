@@ -190,14 +190,10 @@ impl Tensor {
         })
     }
 
-    /// Same storage under a new id (what `identity` and variable reads return).
-    pub(crate) fn fresh(&self) -> Tensor {
+    /// Same storage under a new id, recorded by no tape (what variable reads,
+    /// `tf.constant(t)` and custom-gradient outputs start from).
+    pub fn fresh(&self) -> Tensor {
         Tensor::new(self.data.clone())
-    }
-
-    /// Same storage under a new id, recorded by no tape (`tf.constant(t)`).
-    pub fn fresh_public(&self) -> Tensor {
-        self.fresh()
     }
 }
 

@@ -24,8 +24,3 @@ impl From<Error> for PyErr {
         }
     }
 }
-
-#[allow(dead_code)]
-pub(crate) fn value_error(msg: impl Into<String>) -> PyErr {
-    PyValueError::new_err(msg.into())
-}

@@ -41,7 +41,7 @@ fn constant(
         };
         let t = match dt {
             Some(d) if d != t.dtype() => ops::cast(&t, d)?,
-            _ => t.fresh_public(),
+            _ => t.fresh(),
         };
         Ok(match shape {
             Some(s) if !s.is_none() => {
