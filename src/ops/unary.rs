@@ -7,7 +7,8 @@ use num_traits::Inv;
 
 use super::{grads, unary_out, Grads, Op, Saves, VjpCx};
 use crate::error::Result;
-use crate::kernels::elementwise::map;
+use crate::kernels::elementwise::{map, map_chunks};
+use crate::kernels::vmath::VMath;
 use crate::ops::{add, divide, greater, multiply, subtract, where_, zeros_like};
 use crate::tensor::{full, Tensor};
 
@@ -22,9 +23,20 @@ macro_rules! unary_op {
         $fname:ident, $S:ident, $tf:literal, [$($dt:ident),*], |$v:ident| $kernel:expr,
         saves $saves:expr, vjp |$cx:ident, $dy:ident| $vjp:expr
     ) => {
+        unary_op!(
+            $(#[$doc])*
+            $fname, $S, $tf, [$($dt),*], kernel |a| map(a, |$v| $kernel),
+            saves $saves, vjp |$cx, $dy| $vjp
+        );
+    };
+    (
+        $(#[$doc:meta])*
+        $fname:ident, $S:ident, $tf:literal, [$($dt:ident),*], kernel |$a:ident| $apply:expr,
+        saves $saves:expr, vjp |$cx:ident, $dy:ident| $vjp:expr
+    ) => {
         $(#[$doc])*
         pub fn $fname(x: &Tensor) -> Result<Tensor> {
-            let out = Tensor::new(map_dtypes!($tf, x.data(), [$($dt),*], a => map(a, |$v| $kernel)));
+            let out = Tensor::new(map_dtypes!($tf, x.data(), [$($dt),*], $a => $apply));
             unary_out($S, x, out)
         }
         struct $S;
@@ -131,13 +143,13 @@ unary_op!(
 
 unary_op!(
     /// `eˣ`. TF equivalent: `tf.math.exp`. Gradient `dy * conj(y)`.
-    exp, Exp, "Exp", [F32, F64, C64, C128], |v| v.exp(),
+    exp, Exp, "Exp", [F32, F64, C64, C128], |v| v.vexp(),
     saves Saves::OUTPUT, vjp |cx, dy| multiply(dy, &conj(cx.output(0)?)?)?
 );
 
 unary_op!(
     /// `eˣ - 1`. TF equivalent: `tf.math.expm1`. Gradient `dy * conj(eˣ)`.
-    expm1, Expm1, "Expm1", [F32, F64], |v| v.exp_m1(),
+    expm1, Expm1, "Expm1", [F32, F64], |v| v.vexpm1(),
     saves Saves::INPUTS, vjp |cx, dy| multiply(dy, &conj(&exp(cx.input(0)?)?)?)?
 );
 
@@ -156,13 +168,17 @@ unary_op!(
 
 unary_op!(
     /// Sine. TF equivalent: `tf.math.sin`. Gradient `dy * conj(cos x)`.
-    sin, Sin, "Sin", [F32, F64, C64, C128], |v| v.sin(),
+    sin, Sin, "Sin", [F32, F64, C64, C128],
+    // SAFETY: the chunk kernels write every element.
+    kernel |a| unsafe { map_chunks(a, VMath::sin_chunk) },
     saves Saves::INPUTS, vjp |cx, dy| multiply(dy, &conj(&cos(cx.input(0)?)?)?)?
 );
 
 unary_op!(
     /// Cosine. TF equivalent: `tf.math.cos`. Gradient `-dy * conj(sin x)`.
-    cos, Cos, "Cos", [F32, F64, C64, C128], |v| v.cos(),
+    cos, Cos, "Cos", [F32, F64, C64, C128],
+    // SAFETY: the chunk kernels write every element.
+    kernel |a| unsafe { map_chunks(a, VMath::cos_chunk) },
     saves Saves::INPUTS, vjp |cx, dy| neg(&multiply(dy, &conj(&sin(cx.input(0)?)?)?)?)?
 );
 
@@ -220,7 +236,7 @@ unary_op!(
 
 unary_op!(
     /// Hyperbolic tangent. TF equivalent: `tf.math.tanh`. Gradient `dy (1 - y²)`.
-    tanh, Tanh, "Tanh", [F32, F64, C64, C128], |v| v.tanh(),
+    tanh, Tanh, "Tanh", [F32, F64, C64, C128], |v| v.vtanh(),
     saves Saves::OUTPUT,
     vjp |cx, dy| {
         let y = conj(cx.output(0)?)?;
@@ -232,8 +248,10 @@ unary_op!(
     /// Logistic sigmoid. TF equivalent: `tf.math.sigmoid` / `tf.nn.sigmoid`.
     /// Gradient `dy y (1 - y)`.
     sigmoid, Sigmoid, "Sigmoid", [F32, F64], |v| {
-        // Stable on both tails: never exponentiates a large positive number.
-        if v >= 0.0 { 1.0 / (1.0 + (-v).exp()) } else { let e = v.exp(); e / (1.0 + e) }
+        // Stable on both tails: exponentiates only -|v|. Branch-free, so it vectorizes.
+        let e = (-v.abs()).vexp();
+        let r = 1.0 / (1.0 + e);
+        if v >= 0.0 { r } else { e * r }
     },
     saves Saves::OUTPUT,
     vjp |cx, dy| {
@@ -282,7 +300,7 @@ unary_op!(
 unary_op!(
     /// Exponential linear unit. TF equivalent: `tf.nn.elu`. Gradient `dy` where
     /// `y > 0`, else `dy (y + 1)`.
-    elu, Elu, "Elu", [F32, F64], |v| if v > 0.0 { v } else { v.exp_m1() },
+    elu, Elu, "Elu", [F32, F64], |v| if v > 0.0 { v } else { v.vexpm1() },
     saves Saves::OUTPUT,
     vjp |cx, dy| {
         let y = cx.output(0)?;

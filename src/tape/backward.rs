@@ -99,10 +99,10 @@ fn plan(tape: &TapeInner, targets: &[Tensor], sources: &[Source<'_>]) -> Plan {
 /// Sums a gradient down to `shape`, undoing broadcasting. TF's rule: reduce over the
 /// leading axes the input lacked and over its size-1 axes, then reshape.
 pub(crate) fn unbroadcast(g: Tensor, shape: &[usize], batch: usize) -> Result<Tensor> {
-    let gs = g.shape().to_vec();
-    if gs.len() >= batch && &gs[batch..] == shape {
+    if g.shape().len() >= batch && &g.shape()[batch..] == shape {
         return Ok(g);
     }
+    let gs = g.shape().to_vec();
     if gs.len() < shape.len() + batch {
         return Err(Error::Internal(format!(
             "gradient of shape {gs:?} for an input of shape {shape:?} (batch {batch})"
@@ -137,12 +137,14 @@ pub(crate) fn unbroadcast(g: Tensor, shape: &[usize], batch: usize) -> Result<Te
 }
 
 fn accumulate(grads: &mut FxHashMap<TensorId, Tensor>, id: TensorId, g: Tensor) -> Result<()> {
-    match grads.remove(&id) {
-        None => {
-            grads.insert(id, g);
+    use std::collections::hash_map::Entry;
+    match grads.entry(id) {
+        Entry::Vacant(e) => {
+            e.insert(g);
         }
-        Some(prev) => {
-            grads.insert(id, ops::add(&prev, &g)?);
+        Entry::Occupied(mut e) => {
+            let sum = ops::add(e.get(), &g)?;
+            e.insert(sum);
         }
     }
     Ok(())
@@ -217,7 +219,7 @@ pub(super) fn sweep(
 ) -> Result<Vec<Option<Tensor>>> {
     // Take what the sweep needs out of the tape, holding its lock only briefly: rules
     // run unlocked, and may record on this very tape (a persistent tape in context).
-    let (order, leads, mut nodes) = {
+    let (leads, nodes) = {
         let cell = tape.cell();
         let mut inner = cell.lock();
         if inner.released {
@@ -234,24 +236,28 @@ pub(super) fn sweep(
             inner = cell.lock();
         }
         let Plan { order, leads } = plan(&inner, targets, sources);
-        let nodes: FxHashMap<u32, Node> = if !release {
+        // The planned nodes, in sweep order (highest index first).
+        let nodes: Vec<Node> = if !release {
             order
                 .iter()
-                .map(|&k| (k, inner.nodes[k as usize].clone()))
+                .map(|&k| inner.nodes[k as usize].clone())
                 .collect()
         } else {
             // Release the tape's memory as the sweep goes: a non-persistent tape
-            // keeps nothing after its gradient.
-            let all = std::mem::take(&mut inner.nodes);
+            // keeps nothing after its gradient. Unplanned nodes are dropped here.
+            let mut all: Vec<Option<Node>> = std::mem::take(&mut inner.nodes)
+                .into_iter()
+                .map(Some)
+                .collect();
             inner.ids = FxHashMap::default();
-            let keep: FxHashSet<u32> = order.iter().copied().collect();
-            all.into_iter()
-                .enumerate()
-                .filter(|(k, _)| keep.contains(&(*k as u32)))
-                .map(|(k, n)| (k as u32, n))
-                .collect()
+            let planned = order
+                .iter()
+                .map(|&k| all[k as usize].take().expect("planned once"))
+                .collect();
+            drop(all);
+            planned
         };
-        (order, leads, nodes)
+        (leads, nodes)
     };
 
     let mut grads: FxHashMap<TensorId, Tensor> = FxHashMap::default();
@@ -267,8 +273,7 @@ pub(super) fn sweep(
         .unwrap_or_default();
     let source_ids: FxHashSet<TensorId> = sources.iter().map(|s| s.id()).collect();
 
-    for k in order {
-        let node = nodes.remove(&k).expect("planned node present");
+    for node in nodes {
         let mut dys = Vec::with_capacity(node.outputs.len());
         let mut any = false;
         for o in &node.outputs {
