@@ -851,8 +851,9 @@ def worker(name, cfg, memory=None):
             if hasattr(run, "check"):
                 run.check()
             send({"samples": samples})
-        except Exception as e:
-            send({"error": f"{type(e).__name__}: {e}".splitlines()[0][:300]})
+        except Exception as e:  # e.g. a failed check: reported; the cell is not timed again
+            msg = " / ".join(l.strip() for l in str(e).splitlines() if l.strip())
+            send({"error": f"{type(e).__name__}: {msg}"[:600]})
 
 
 # -- driver side -------------------------------------------------------------------------
