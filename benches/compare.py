@@ -175,8 +175,13 @@ def check_sgd(before, after, x, y, xent):
     import numpy as np
 
     _, grads = mlp_reference_grads(before, x, y, xent)
-    for w0, w1, g in zip(before, after, grads):
-        np.testing.assert_allclose(w1, w0 - LR * g, rtol=1e-4, atol=1e-5)
+    for i, (w0, w1, g) in enumerate(zip(before, after, grads)):
+        # A pre-activation within rounding of 0 may take the other side of the ReLU
+        # kink in float32 than in this float64 reference, changing the gradient of the
+        # weights feeding that unit (one column, < 1% of a matrix). A broken step
+        # differs almost everywhere.
+        bad = ~np.isclose(w1, w0 - LR * g, rtol=1e-4, atol=1e-5)
+        assert bad.mean() <= 0.02, f"parameter {i}: {bad.mean():.1%} of the SGD update differs from NumPy's"
 
 
 def deep_data(layers, seed=0):

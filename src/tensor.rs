@@ -223,15 +223,15 @@ impl From<Vec<f64>> for Tensor {
 
 /// A constant filled with `v` converted to `dtype`.
 pub fn full(shape: &[usize], v: f64, dtype: DType) -> Tensor {
-    let sh = IxDyn(shape);
+    use crate::kernels::elementwise::filled;
     let data = match dtype {
-        DType::F32 => Data::F32(ArcArray::from_elem(sh, v as f32)),
-        DType::F64 => Data::F64(ArcArray::from_elem(sh, v)),
-        DType::I32 => Data::I32(ArcArray::from_elem(sh, v as i32)),
-        DType::I64 => Data::I64(ArcArray::from_elem(sh, v as i64)),
-        DType::Bool => Data::Bool(ArcArray::from_elem(sh, v != 0.0)),
-        DType::C64 => Data::C64(ArcArray::from_elem(sh, Complex32::new(v as f32, 0.0))),
-        DType::C128 => Data::C128(ArcArray::from_elem(sh, Complex64::new(v, 0.0))),
+        DType::F32 => Data::F32(filled(shape, v as f32).into_shared()),
+        DType::F64 => Data::F64(filled(shape, v).into_shared()),
+        DType::I32 => Data::I32(filled(shape, v as i32).into_shared()),
+        DType::I64 => Data::I64(filled(shape, v as i64).into_shared()),
+        DType::Bool => Data::Bool(filled(shape, v != 0.0).into_shared()),
+        DType::C64 => Data::C64(filled(shape, Complex32::new(v as f32, 0.0)).into_shared()),
+        DType::C128 => Data::C128(filled(shape, Complex64::new(v, 0.0)).into_shared()),
     };
     Tensor::new(data)
 }

@@ -47,6 +47,97 @@ where
     }
 }
 
+/// `f(x[i], y[i])` for two contiguous operands of one shape (`None` otherwise).
+pub fn zip_contiguous<A, B, C, F>(
+    a: &ArcArray<A, IxDyn>,
+    b: &ArcArray<B, IxDyn>,
+    f: F,
+) -> Option<ArrayD<C>>
+where
+    A: Copy + Send + Sync,
+    B: Copy + Send + Sync,
+    C: Send + Sync + Copy,
+    F: Fn(A, B) -> C + Sync + Send,
+{
+    let (x, y) = (a.as_slice()?, b.as_slice()?);
+    if a.shape() != b.shape() {
+        return None;
+    }
+    let v = collect_chunks(x.len(), |r, out| fill2(&x[r.clone()], &y[r], out, &f));
+    Some(ArrayD::from_shape_vec(a.raw_dim(), v).expect("same length"))
+}
+
+/// `combine(y[i], k(x)[i])` where `k` is a chunk kernel (see [`map_chunks`]), in one
+/// pass: each chunk of `k`'s output is combined while it is still in cache. `None`
+/// unless both operands are contiguous and of one shape.
+///
+/// # Safety
+/// `k` must write every element of its output chunk.
+pub(crate) unsafe fn zip_chunk_kernel<T, K, F>(
+    x: &ArcArray<T, IxDyn>,
+    y: &ArcArray<T, IxDyn>,
+    k: K,
+    combine: F,
+) -> Option<ArrayD<T>>
+where
+    T: Copy + Send + Sync,
+    K: Fn(&[T], &mut [MaybeUninit<T>]) + Sync + Send,
+    F: Fn(T, T) -> T + Sync + Send,
+{
+    let (xs, ys) = (x.as_slice()?, y.as_slice()?);
+    if x.shape() != y.shape() {
+        return None;
+    }
+    let v = collect_chunks(xs.len(), |r, out| {
+        k(&xs[r.clone()], out);
+        // SAFETY: `k` initialized the chunk (the caller's contract).
+        let done = unsafe { &mut *(out as *mut [MaybeUninit<T>] as *mut [T]) };
+        for (o, &q) in done.iter_mut().zip(&ys[r]) {
+            *o = combine(q, *o);
+        }
+    });
+    Some(ArrayD::from_shape_vec(x.raw_dim(), v).expect("same length"))
+}
+
+/// An array of `shape` with every element `v` (written in parallel, vectorized).
+pub fn filled<T: Copy + Send + Sync>(shape: &[usize], v: T) -> ArrayD<T> {
+    let n = shape.iter().product();
+    let data = collect_chunks(n, |_, out| {
+        for o in out {
+            o.write(v);
+        }
+    });
+    ArrayD::from_shape_vec(IxDyn(shape), data).expect("same length")
+}
+
+/// `a` broadcast to `shape` (which it must broadcast to) as a new array.
+pub fn broadcast_owned<T: Copy + Send + Sync>(
+    a: &ArcArray<T, IxDyn>,
+    shape: &[usize],
+) -> ArrayD<T> {
+    if a.len() == 1 {
+        return filled(shape, *a.iter().next().expect("one element"));
+    }
+    let view = a
+        .broadcast(IxDyn(shape))
+        .expect("shape checked by the caller");
+    let mut out = ArrayD::<T>::uninit(IxDyn(shape));
+    let zip = Zip::from(&mut out).and(&view);
+    #[cfg(feature = "rayon")]
+    if view.len() >= PAR_THRESHOLD {
+        zip.par_for_each(|o, &v| {
+            o.write(v);
+        });
+        // SAFETY: the zip wrote every element.
+        return unsafe { out.assume_init() };
+    }
+    zip.for_each(|o, &v| {
+        o.write(v);
+    });
+    // SAFETY: the zip wrote every element.
+    unsafe { out.assume_init() }
+}
+
 /// Elements per parallel task of the elementwise kernels.
 pub const CHUNK: usize = 1 << 14;
 

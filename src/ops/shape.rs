@@ -8,6 +8,7 @@ use ndarray::IxDyn;
 use super::{grads, record, Grads, Op, Saves, VjpCx};
 use crate::broadcast::{broadcast_shapes, norm_axis};
 use crate::error::{Error, Result};
+use crate::kernels::elementwise::broadcast_owned;
 use crate::tape::unbroadcast as backward_unbroadcast;
 use crate::tensor::Tensor;
 
@@ -95,9 +96,7 @@ pub fn broadcast_to(x: &Tensor, shape: &[usize]) -> Result<Tensor> {
     if b != shape {
         return Err(Error::shapes("BroadcastTo", x.shape(), shape));
     }
-    let out = Tensor::new(map_same!(x.data(), a => {
-        a.broadcast(IxDyn(shape)).expect("checked above").to_owned()
-    }));
+    let out = Tensor::new(map_same!(x.data(), a => broadcast_owned(a, shape)));
     record(BroadcastTo, &[x], &[&out]);
     Ok(out)
 }

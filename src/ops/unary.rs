@@ -5,7 +5,7 @@
 
 use num_traits::Inv;
 
-use super::{grads, unary_out, Grads, Op, Saves, VjpCx};
+use super::{fused_grad, grads, unary_out, Grads, Op, Saves, VjpCx};
 use crate::error::Result;
 use crate::kernels::elementwise::{map, map_chunks};
 use crate::kernels::vmath::VMath;
@@ -171,7 +171,14 @@ unary_op!(
     sin, Sin, "Sin", [F32, F64, C64, C128],
     // SAFETY: the chunk kernels write every element.
     kernel |a| unsafe { map_chunks(a, VMath::sin_chunk) },
-    saves Saves::INPUTS, vjp |cx, dy| multiply(dy, &conj(&cos(cx.input(0)?)?)?)?
+    saves Saves::INPUTS,
+    vjp |cx, dy| {
+        let x = cx.input(0)?;
+        match fused_trig(dy, x, VMath::cos_chunk, 1.0) {
+            Some(g) => g,
+            None => multiply(dy, &conj(&cos(x)?)?)?,
+        }
+    }
 );
 
 unary_op!(
@@ -179,7 +186,14 @@ unary_op!(
     cos, Cos, "Cos", [F32, F64, C64, C128],
     // SAFETY: the chunk kernels write every element.
     kernel |a| unsafe { map_chunks(a, VMath::cos_chunk) },
-    saves Saves::INPUTS, vjp |cx, dy| neg(&multiply(dy, &conj(&sin(cx.input(0)?)?)?)?)?
+    saves Saves::INPUTS,
+    vjp |cx, dy| {
+        let x = cx.input(0)?;
+        match fused_trig(dy, x, VMath::sin_chunk, -1.0) {
+            Some(g) => g,
+            None => neg(&multiply(dy, &conj(&sin(x)?)?)?)?,
+        }
+    }
 );
 
 unary_op!(
@@ -239,8 +253,14 @@ unary_op!(
     tanh, Tanh, "Tanh", [F32, F64, C64, C128], |v| v.vtanh(),
     saves Saves::OUTPUT,
     vjp |cx, dy| {
-        let y = conj(cx.output(0)?)?;
-        multiply(dy, &subtract(&scalar_like(dy, 1.0), &multiply(&y, &y)?)?)?
+        let y = cx.output(0)?;
+        match fused_grad!(dy, y, |d, y| d * (1.0 - y * y)) {
+            Some(g) => g,
+            None => {
+                let y = conj(y)?;
+                multiply(dy, &subtract(&scalar_like(dy, 1.0), &multiply(&y, &y)?)?)?
+            }
+        }
     }
 );
 
@@ -256,7 +276,10 @@ unary_op!(
     saves Saves::OUTPUT,
     vjp |cx, dy| {
         let y = cx.output(0)?;
-        multiply(dy, &multiply(y, &subtract(&scalar_like(y, 1.0), y)?)?)?
+        match fused_grad!(dy, y, |d, y| d * (y * (1.0 - y))) {
+            Some(g) => g,
+            None => multiply(dy, &multiply(y, &subtract(&scalar_like(y, 1.0), y)?)?)?,
+        }
     }
 );
 
@@ -293,7 +316,10 @@ unary_op!(
     saves Saves::OUTPUT,
     vjp |cx, dy| {
         let y = cx.output(0)?;
-        where_(&greater(y, &zeros_like(y))?, dy, &zeros_like(dy))?
+        match fused_grad!(dy, y, |d, y| if y > 0.0 { d } else { 0.0 }) {
+            Some(g) => g,
+            None => where_(&greater(y, &zeros_like(y))?, dy, &zeros_like(dy))?,
+        }
     }
 );
 
@@ -304,8 +330,13 @@ unary_op!(
     saves Saves::OUTPUT,
     vjp |cx, dy| {
         let y = cx.output(0)?;
-        let neg_branch = multiply(dy, &add(y, &scalar_like(y, 1.0))?)?;
-        where_(&greater(y, &zeros_like(y))?, dy, &neg_branch)?
+        match fused_grad!(dy, y, |d, y| if y > 0.0 { d } else { d * (y + 1.0) }) {
+            Some(g) => g,
+            None => {
+                let neg_branch = multiply(dy, &add(y, &scalar_like(y, 1.0))?)?;
+                where_(&greater(y, &zeros_like(y))?, dy, &neg_branch)?
+            }
+        }
     }
 );
 
@@ -435,6 +466,77 @@ mod tests {
     use crate::ops::testutil::{close, grad, t64, vals};
     use crate::GradientTape;
 
+    /// The gradient of `<w, f(x)>` w.r.t. `x`, with an outer tape recording the
+    /// backward pass (`outer`, so the rules' composed engine ops run) or not (so the
+    /// fused kernels run).
+    fn rule_grad(f: fn(&Tensor) -> Result<Tensor>, x: &Tensor, w: &Tensor, outer: bool) -> Tensor {
+        use crate::tape::{Source, UnconnectedGradients};
+        let outer_tape = GradientTape::new();
+        let _recording = outer.then(|| {
+            let r = outer_tape.enter();
+            outer_tape.watch(x);
+            r
+        });
+        let tape = GradientTape::new();
+        let y = {
+            let _r = tape.enter();
+            tape.watch(x);
+            f(x).unwrap()
+        };
+        let g = tape
+            .gradient(
+                &[y],
+                &[Source::Tensor(x)],
+                Some(&[Some(w.clone())]),
+                UnconnectedGradients::None,
+            )
+            .unwrap();
+        g[0].clone().expect("connected")
+    }
+
+    #[test]
+    fn fused_backward_kernels_equal_the_composed_rules() {
+        let n = 3000; // several vector lengths plus a scalar tail
+        let xs: Vec<f32> = (0..n).map(|i| (i as f32 - 1500.0) / 300.0).collect();
+        let ws: Vec<f32> = (0..n).map(|i| ((i * 37) % 19) as f32 / 7.0 - 1.0).collect();
+        let x = Tensor::from_vec(xs.clone(), &[n]).unwrap();
+        let w = Tensor::from_vec(ws, &[n]).unwrap();
+        let x64 = crate::ops::cast(&x, crate::DType::F64).unwrap();
+        let w64 = crate::ops::cast(&w, crate::DType::F64).unwrap();
+        let fs: [(&str, fn(&Tensor) -> Result<Tensor>); 6] = [
+            ("sin", sin),
+            ("cos", cos),
+            ("tanh", tanh),
+            ("sigmoid", sigmoid),
+            ("relu", relu),
+            ("elu", elu),
+        ];
+        for (name, f) in fs {
+            let fused = rule_grad(f, &x, &w, false).to_vec::<f32>().unwrap();
+            let composed = rule_grad(f, &x, &w, true).to_vec::<f32>().unwrap();
+            assert_eq!(fused, composed, "{name} (float32)");
+            let fused = rule_grad(f, &x64, &w64, false).to_vec::<f64>().unwrap();
+            let composed = rule_grad(f, &x64, &w64, true).to_vec::<f64>().unwrap();
+            assert_eq!(fused, composed, "{name} (float64)");
+        }
+        // The values themselves: d/dx sin = cos, at a few points.
+        let g = rule_grad(
+            sin,
+            &x,
+            &Tensor::from_vec(vec![1.0f32; n], &[n]).unwrap(),
+            false,
+        );
+        let g = g.to_vec::<f32>().unwrap();
+        for i in [0, 777, 1500, 2999] {
+            assert!(
+                (g[i] - xs[i].cos()).abs() <= 2e-7,
+                "{} vs {}",
+                g[i],
+                xs[i].cos()
+            );
+        }
+    }
+
     #[test]
     fn round_is_bankers_and_floor_ceil_have_no_gradient() {
         let x = t64(&[0.5, 1.5, 2.5, -0.5, -1.5, 2.4, -2.6], &[7]);
@@ -500,5 +602,26 @@ mod tests {
             &vals(&clip_by_norm(&m, &Tensor::scalar(1.0f64), Some(&[1])).unwrap()),
             &[0.6, 0.8, 0.3, 0.4],
         );
+    }
+}
+
+/// `sign · dy · k(x)` for sin's and cos's rules in one pass (see [`fused_grad`]): `k`
+/// is the other function's chunk kernel.
+fn fused_trig(
+    dy: &Tensor,
+    x: &Tensor,
+    k: fn(&[f32], &mut [std::mem::MaybeUninit<f32>]),
+    sign: f32,
+) -> Option<Tensor> {
+    use crate::kernels::elementwise::zip_chunk_kernel;
+    use crate::tensor::Data;
+    if crate::tape::stack::any_active() {
+        return None;
+    }
+    match (x.data(), dy.data()) {
+        // SAFETY: the VMath chunk kernels write every element.
+        (Data::F32(a), Data::F32(d)) => unsafe { zip_chunk_kernel(a, d, k, |d, c| sign * d * c) }
+            .map(|r| Tensor::new(Data::F32(r.into_shared()))),
+        _ => None,
     }
 }
