@@ -54,6 +54,18 @@ impl<T> Raw<T> {
             cs: s[1],
         }
     }
+    /// The element at row `i`, column `j`.
+    ///
+    /// # Safety
+    /// `(i, j)` must be inside the block the pointer and strides describe.
+    #[inline(always)]
+    unsafe fn read(self, i: usize, j: usize) -> T
+    where
+        T: Copy,
+    {
+        // SAFETY: the caller's contract.
+        unsafe { *self.ptr.offset(i as isize * self.rs + j as isize * self.cs) }
+    }
     /// This block with rows and columns swapped.
     pub fn t(self) -> Self {
         Raw {
@@ -110,26 +122,40 @@ faer_gemm!(f32, f64, Complex<f32>, Complex<f64>);
 const RELAYOUT_WORK: usize = 128 * 128 * 128;
 
 /// The `m x k` block `a` copied into a row-major `Vec`, tile by tile (both the reads
-/// and the writes stay within a few cache lines per tile).
+/// and the writes stay within a few cache lines per tile), bands of rows in parallel.
 ///
 /// # Safety
 /// `a` must be valid for reads at every index of `m x k` through its strides.
-unsafe fn row_major_copy<T: Copy>(a: Raw<T>, m: usize, k: usize) -> Vec<T> {
+unsafe fn row_major_copy<T: Copy + Send + Sync>(a: Raw<T>, m: usize, k: usize) -> Vec<T> {
     const TILE: usize = 32;
     let mut v: Vec<T> = Vec::with_capacity(m * k);
-    let out = v.spare_capacity_mut();
-    for i0 in (0..m).step_by(TILE) {
+    let out = &mut v.spare_capacity_mut()[..m * k];
+    let band = |i0: usize, rows: &mut [std::mem::MaybeUninit<T>]| {
+        let m_band = rows.len() / k.max(1);
         for p0 in (0..k).step_by(TILE) {
             for p in p0..(p0 + TILE).min(k) {
-                for i in i0..(i0 + TILE).min(m) {
-                    // SAFETY: (i, p) is inside the block.
-                    let x = unsafe { *a.ptr.offset(i as isize * a.rs + p as isize * a.cs) };
-                    out[i * k + p].write(x);
+                for i in 0..m_band {
+                    // SAFETY: (i0 + i, p) is inside the block (the caller's contract).
+                    let x = unsafe { a.read(i0 + i, p) };
+                    rows[i * k + p].write(x);
                 }
             }
         }
+    };
+    if k > 0 {
+        #[cfg(feature = "rayon")]
+        {
+            use rayon::prelude::*;
+            out.par_chunks_mut(TILE * k)
+                .enumerate()
+                .for_each(|(b, rows)| band(b * TILE, rows));
+        }
+        #[cfg(not(feature = "rayon"))]
+        for (b, rows) in out.chunks_mut(TILE * k).enumerate() {
+            band(b * TILE, rows);
+        }
     }
-    // SAFETY: the tiles cover every (i, p) of the m x k block.
+    // SAFETY: the bands cover every (i, p) of the m x k block.
     unsafe { v.set_len(m * k) };
     v
 }
