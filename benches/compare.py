@@ -925,6 +925,7 @@ def main():
     p.add_argument("--only", default=",".join(FRAMEWORKS), help="comma-separated subset of " + ",".join(FRAMEWORKS))
     p.add_argument("--python", action="append", default=[], metavar="NAME=PYTHON",
                    help="run framework NAME with another interpreter (e.g. a venv that has it)")
+    p.add_argument("-v", "--verbose", action="store_true", help="print where gradtape was imported from")
     p.add_argument("--worker", help=argparse.SUPPRESS)
     p.add_argument("--cfg", help=argparse.SUPPRESS)
     p.add_argument("--memory", choices=["peak", "kept"], help=argparse.SUPPRESS)
@@ -959,7 +960,9 @@ def main():
     versions = {n: w.hello["version"] for n, w in workers.items()}
     print("# " + ", ".join(f"{LABEL[n]} {v}" for n, v in versions.items()))
     if "gradtape" in workers:
-        print(f"# gradtape from {workers['gradtape'].hello['path']}")
+        path = workers["gradtape"].hello["path"]
+        where = "an installed wheel (site-packages)" if "site-packages" in path else "the source tree"
+        print(f"# gradtape from {path if args.verbose else where}")
 
     results = {w.key: {n: [] for n in names} for w in WORKLOADS}
     errors = {}

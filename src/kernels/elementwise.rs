@@ -47,7 +47,9 @@ where
     }
 }
 
-/// `f(x[i], y[i])` for two contiguous operands of one shape (`None` otherwise).
+/// `f(x[i], y[i])` for two contiguous operands of one shape, or with `b` repeated
+/// over leading axes of `a` (a batched gradient against its saved tensor); `None`
+/// otherwise.
 pub fn zip_contiguous<A, B, C, F>(
     a: &ArcArray<A, IxDyn>,
     b: &ArcArray<B, IxDyn>,
@@ -60,10 +62,13 @@ where
     F: Fn(A, B) -> C + Sync + Send,
 {
     let (x, y) = (a.as_slice()?, b.as_slice()?);
-    if a.shape() != b.shape() {
+    let v = if a.shape() == b.shape() {
+        collect_chunks(x.len(), |r, out| fill2(&x[r.clone()], &y[r], out, &f))
+    } else if !y.is_empty() && a.shape().ends_with(b.shape()) {
+        zip_tiled(x, y, &f)
+    } else {
         return None;
-    }
-    let v = collect_chunks(x.len(), |r, out| fill2(&x[r.clone()], &y[r], out, &f));
+    };
     Some(ArrayD::from_shape_vec(a.raw_dim(), v).expect("same length"))
 }
 
@@ -311,6 +316,18 @@ where
             return Ok(ArrayD::from_shape_vec(a.raw_dim(), v).expect("same length"));
         }
     }
+    // One side repeats over the other's leading axes (a bias row, a batched
+    // gradient against its saved input): contiguous runs, no broadcast iterator.
+    if let (Some(x), Some(y)) = (a.as_slice(), b.as_slice()) {
+        if !y.is_empty() && a.shape().ends_with(b.shape()) {
+            let v = zip_tiled(x, y, &f);
+            return Ok(ArrayD::from_shape_vec(a.raw_dim(), v).expect("same length"));
+        }
+        if !x.is_empty() && b.shape().ends_with(a.shape()) {
+            let v = zip_tiled(y, x, &|q, p| f(p, q));
+            return Ok(ArrayD::from_shape_vec(b.raw_dim(), v).expect("same length"));
+        }
+    }
     // One side a single element that does not add dimensions: map the other side.
     if b.len() == 1 && b.ndim() <= a.ndim() {
         let q = *b.iter().next().expect("one element");
@@ -328,6 +345,33 @@ where
         return Ok(Zip::from(&av).and(&bv).par_map_collect(|&p, &q| f(p, q)));
     }
     Ok(Zip::from(&av).and(&bv).map_collect(|&p, &q| f(p, q)))
+}
+
+/// `f(big[i], small[i % small.len()])`: `small` repeated along `big`, in contiguous
+/// runs through [`fill2`].
+fn zip_tiled<A, B, C, F>(big: &[A], small: &[B], f: &F) -> Vec<C>
+where
+    A: Copy + Send + Sync,
+    B: Copy + Send + Sync,
+    C: Send + Sync,
+    F: Fn(A, B) -> C + Sync + Send,
+{
+    let period = small.len();
+    collect_chunks(big.len(), |r, out| {
+        let mut p = r.start;
+        while p < r.end {
+            let j = p % period;
+            let len = (period - j).min(r.end - p);
+            let o = p - r.start;
+            fill2(
+                &big[p..p + len],
+                &small[j..j + len],
+                &mut out[o..o + len],
+                f,
+            );
+            p += len;
+        }
+    })
 }
 
 /// Applies `f` to three operands with broadcasting (used by `where`).
@@ -354,4 +398,35 @@ where
         .and(&bv)
         .and(&cv)
         .map_collect(|&p, &q, &r| f(p, q, r)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ndarray::ArrayD;
+
+    fn arr(shape: &[usize], f: impl Fn(usize) -> f64) -> ArcArray<f64, IxDyn> {
+        let n = shape.iter().product();
+        ArrayD::from_shape_vec(IxDyn(shape), (0..n).map(f).collect())
+            .unwrap()
+            .into_shared()
+    }
+
+    #[test]
+    fn zip_repeats_the_smaller_operand_over_leading_axes() {
+        // Big enough for several parallel chunks whose boundaries cut the period.
+        let big = arr(&[3, 41, 1013], |i| i as f64);
+        let row = arr(&[41, 1013], |i| (i % 97) as f64 * 0.5);
+        let want = |i: usize| i as f64 - ((i % (41 * 1013)) % 97) as f64 * 0.5;
+        let got = zip("Sub", &big, &row, |p, q| p - q).unwrap();
+        assert_eq!(got.shape(), &[3, 41, 1013]);
+        assert!(got.iter().enumerate().all(|(i, &v)| v == want(i)));
+        // Operands the other way round keep their order in `f`.
+        let got = zip("Sub", &row, &big, |p, q| q - p).unwrap();
+        assert!(got.iter().enumerate().all(|(i, &v)| v == want(i)));
+        // And the general broadcast (a middle axis) still works.
+        let col = arr(&[3, 1, 1013], |i| i as f64);
+        let got = zip("Add", &big, &col, |p, q| p + q).unwrap();
+        assert_eq!(got[[2, 40, 5]], big[[2, 40, 5]] + col[[2, 0, 5]]);
+    }
 }
