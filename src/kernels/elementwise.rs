@@ -39,7 +39,7 @@ where
         }
         None => {
             // A strided view: gather it once, then run the contiguous kernel.
-            let dense = a.as_standard_layout();
+            let dense = broadcast_owned(a, a.shape());
             let s = dense.as_slice().expect("standard layout");
             let v = collect_chunks(s.len(), |range, out| kernel(&s[range], out));
             ArrayD::from_shape_vec(a.raw_dim(), v).expect("same length")
@@ -115,7 +115,8 @@ pub fn filled<T: Copy + Send + Sync>(shape: &[usize], v: T) -> ArrayD<T> {
     ArrayD::from_shape_vec(IxDyn(shape), data).expect("same length")
 }
 
-/// `a` broadcast to `shape` (which it must broadcast to) as a new array.
+/// `a` broadcast to `shape` (which it must broadcast to) as a new standard-layout
+/// array; with `a`'s own shape, a contiguous copy of a strided array.
 pub fn broadcast_owned<T: Copy + Send + Sync>(
     a: &ArcArray<T, IxDyn>,
     shape: &[usize],

@@ -1,6 +1,6 @@
 //! Constants, fills, ranges and dtype casts.
 
-use ndarray::{Array1, ArrayD, IxDyn};
+use ndarray::{ArcArray, Array1, ArrayD, IxDyn};
 use num_complex::{Complex32, Complex64};
 
 use super::{grads, unary_out, Grads, Op, Saves, VjpCx};
@@ -75,6 +75,35 @@ pub(crate) fn from_f64(v: Vec<f64>, shape: &[usize], dtype: DType) -> Tensor {
         DType::C128 => Data::C128(a.mapv(|x| Complex64::new(x, 0.0)).into_shared()),
     };
     Tensor::new(data)
+}
+
+/// Zeros of `shape` and `dtype` with a one at each flat index of `ones` (the seeds of
+/// jacobians), written straight in `dtype`.
+pub(crate) fn one_hot_seeds(
+    shape: &[usize],
+    ones: impl Iterator<Item = usize>,
+    dtype: DType,
+) -> Tensor {
+    fn set<T: crate::dtype::Element>(
+        mut a: ArcArray<T, IxDyn>,
+        ones: impl Iterator<Item = usize>,
+        one: T,
+    ) -> Data {
+        let s = a.as_slice_mut().expect("a fresh array is contiguous");
+        for i in ones {
+            s[i] = one;
+        }
+        T::wrap(a)
+    }
+    Tensor::new(match crate::tensor::full(shape, 0.0, dtype).into_data() {
+        Data::F32(a) => set(a, ones, 1.0f32),
+        Data::F64(a) => set(a, ones, 1.0f64),
+        Data::I32(a) => set(a, ones, 1i32),
+        Data::I64(a) => set(a, ones, 1i64),
+        Data::Bool(a) => set(a, ones, true),
+        Data::C64(a) => set(a, ones, Complex32::new(1.0, 0.0)),
+        Data::C128(a) => set(a, ones, Complex64::new(1.0, 0.0)),
+    })
 }
 
 /// `num` evenly spaced values from `start` to `stop` inclusive.

@@ -26,7 +26,7 @@ pub fn reshape(x: &Tensor, shape: &[usize]) -> Result<Tensor> {
         ));
     }
     let out = Tensor::new(map_same!(x.data(), a => {
-        let a = if a.is_standard_layout() { a.clone() } else { a.as_standard_layout().into_owned().into_shared() };
+        let a = if a.is_standard_layout() { a.clone() } else { broadcast_owned(a, a.shape()).into_shared() };
         a.into_shape_with_order(IxDyn(shape)).expect("standard layout, same size")
     }));
     record(Reshape, &[x], &[&out]);

@@ -18,13 +18,10 @@ const CHUNK_ELEMENTS: usize = 1 << 24;
 /// One-hot rows `rows` of an `n`-element target, shaped `(len(rows),) + shape`.
 fn one_hot_rows(rows: std::ops::Range<usize>, n: usize, target: &Tensor) -> Result<Tensor> {
     let c = rows.len();
-    let mut v = vec![0.0f64; c * n];
-    for (i, r) in rows.enumerate() {
-        v[i * n + r] = 1.0;
-    }
     let mut shape = vec![c];
     shape.extend_from_slice(target.shape());
-    Ok(ops::from_f64(v, &shape, target.dtype()))
+    let ones = rows.enumerate().map(|(i, r)| i * n + r);
+    Ok(ops::one_hot_seeds(&shape, ones, target.dtype()))
 }
 
 fn check_target(op: &'static str, target: &Tensor) -> Result<()> {
@@ -219,15 +216,10 @@ impl GradientTape {
         let m: usize = ts[1..].iter().product();
         // Seeds: for output position j, a one-hot over target.shape[1:] in every
         // example: shape (m, b) + target.shape[1:].
-        let mut v = vec![0.0f64; m * b * m];
-        for j in 0..m {
-            for e in 0..b {
-                v[(j * b + e) * m + j] = 1.0;
-            }
-        }
         let mut seed_shape = vec![m];
         seed_shape.extend_from_slice(&ts);
-        let seeds = ops::from_f64(v, &seed_shape, target.dtype());
+        let ones = (0..m).flat_map(|j| (0..b).map(move |e| (j * b + e) * m + j));
+        let seeds = ops::one_hot_seeds(&seed_shape, ones, target.dtype());
         // Reuse `jacobian`'s machinery on the seeds: sweep with a batch axis of m.
         let src = [Source::Tensor(source)];
         let targets = std::slice::from_ref(target);
