@@ -76,6 +76,7 @@
 #[macro_use]
 mod macros;
 
+pub mod alloc;
 pub mod broadcast;
 pub mod custom;
 pub mod dtype;

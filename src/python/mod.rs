@@ -15,6 +15,10 @@ use pyo3::prelude::*;
 use crate::dtype::DType;
 use crate::error::Result;
 
+// Large freed buffers are reused instead of returned to the kernel (see `crate::alloc`).
+#[global_allocator]
+static ALLOCATOR: crate::alloc::CachingAllocator = crate::alloc::CachingAllocator;
+
 /// Element count above which an op runs with the GIL released.
 const DETACH_THRESHOLD: usize = 1 << 14;
 
