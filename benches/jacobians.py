@@ -155,7 +155,7 @@ def child(name, reps):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--only", default=",".join(FRAMEWORKS))
-    ap.add_argument("--reps", type=int, default=15)
+    ap.add_argument("--reps", type=int, default=40)
     ap.add_argument("--child", help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.child:

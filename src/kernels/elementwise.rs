@@ -64,7 +64,7 @@ where
     let (x, y) = (a.as_slice()?, b.as_slice()?);
     let v = if a.shape() == b.shape() {
         collect_chunks(x.len(), |r, out| fill2(&x[r.clone()], &y[r], out, &f))
-    } else if !y.is_empty() && a.shape().ends_with(b.shape()) {
+    } else if y.len() >= MIN_PERIOD && a.shape().ends_with(b.shape()) {
         zip_tiled(x, y, &f)
     } else {
         return None;
@@ -319,16 +319,6 @@ where
     }
     // One side repeats over the other's leading axes (a bias row, a batched
     // gradient against its saved input): contiguous runs, no broadcast iterator.
-    if let (Some(x), Some(y)) = (a.as_slice(), b.as_slice()) {
-        if !y.is_empty() && a.shape().ends_with(b.shape()) {
-            let v = zip_tiled(x, y, &f);
-            return Ok(ArrayD::from_shape_vec(a.raw_dim(), v).expect("same length"));
-        }
-        if !x.is_empty() && b.shape().ends_with(a.shape()) {
-            let v = zip_tiled(y, x, &|q, p| f(p, q));
-            return Ok(ArrayD::from_shape_vec(b.raw_dim(), v).expect("same length"));
-        }
-    }
     // One side a single element that does not add dimensions: map the other side.
     if b.len() == 1 && b.ndim() <= a.ndim() {
         let q = *b.iter().next().expect("one element");
@@ -337,6 +327,18 @@ where
     if a.len() == 1 && a.ndim() <= b.ndim() {
         let p = *a.iter().next().expect("one element");
         return Ok(map(b, |q| f(p, q)));
+    }
+    // One side repeats over the other's leading axes (a bias row, a batched
+    // gradient against its saved input): contiguous runs, no broadcast iterator.
+    if let (Some(x), Some(y)) = (a.as_slice(), b.as_slice()) {
+        if y.len() >= MIN_PERIOD && a.shape().ends_with(b.shape()) {
+            let v = zip_tiled(x, y, &f);
+            return Ok(ArrayD::from_shape_vec(a.raw_dim(), v).expect("same length"));
+        }
+        if x.len() >= MIN_PERIOD && b.shape().ends_with(a.shape()) {
+            let v = zip_tiled(y, x, &|q, p| f(p, q));
+            return Ok(ArrayD::from_shape_vec(b.raw_dim(), v).expect("same length"));
+        }
     }
     let shape = broadcast_shapes(op, a.shape(), b.shape())?;
     let av = a.broadcast(IxDyn(&shape)).expect("shapes broadcast");
@@ -347,6 +349,10 @@ where
     }
     Ok(Zip::from(&av).and(&bv).map_collect(|&p, &q| f(p, q)))
 }
+
+/// Shortest repeated operand [`zip_tiled`] takes: shorter runs cost more in calls than
+/// the broadcast iterator does.
+const MIN_PERIOD: usize = 64;
 
 /// `f(big[i], small[i % small.len()])`: `small` repeated along `big`, in contiguous
 /// runs through [`fill2`].
