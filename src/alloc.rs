@@ -14,9 +14,10 @@
 //! large freed blocks and handing them out again for requests of about the same size
 //! removes that cost for loops that repeat their shapes (training steps, jacobians).
 //!
-//! The cache is bounded ([`MAX_BLOCKS`] blocks, [`MAX_BYTES`] in all) and only holds
-//! blocks of at least [`MIN_BYTES`], so small tensors and the tape's own nodes never
-//! stay allocated after they are dropped.
+//! The cache is bounded ([`MAX_BLOCKS`] blocks, [`MAX_BYTES`] in all; the oldest block
+//! goes back to the system to make room) and only holds blocks of at least
+//! [`MIN_BYTES`], so small tensors and the tape's own nodes never stay allocated after
+//! they are dropped.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::Mutex;
@@ -45,29 +46,46 @@ static CACHE: Mutex<Cache> = Mutex::new(Cache {
 });
 
 impl Cache {
-    /// A block of at least `size` bytes and at most 1/8 more, if one is kept.
+    /// A block of at least `size` bytes and at most 1/8 more, if one is kept (the most
+    /// recently freed first).
     fn take(&mut self, size: usize) -> Option<*mut u8> {
-        let fit = (0..self.len).find(|&i| {
+        let fit = (0..self.len).rev().find(|&i| {
             let s = self.blocks[i].1;
             s >= size && s - size <= size / 8
         })?;
         let (ptr, s) = self.blocks[fit];
+        self.blocks.copy_within(fit + 1..self.len, fit);
         self.len -= 1;
-        self.blocks[fit] = self.blocks[self.len];
         self.bytes -= s;
         Some(ptr as *mut u8)
     }
 
-    /// Keeps the block if there is room.
-    fn put(&mut self, ptr: *mut u8, size: usize) -> bool {
-        if self.len == MAX_BLOCKS || self.bytes + size > MAX_BYTES {
+    /// Keeps the block, making room by handing back the oldest blocks (written to
+    /// `evicted`, for the caller to free once the lock is released): the cache follows
+    /// the recent working set, and blocks of sizes no longer used do not stay.
+    fn put(&mut self, ptr: *mut u8, size: usize, evicted: &mut Evicted) -> bool {
+        if size > MAX_BYTES {
             return false;
+        }
+        while self.len > 0 && (self.len == MAX_BLOCKS || self.bytes + size > MAX_BYTES) {
+            let (old, s) = self.blocks[0];
+            self.blocks.copy_within(1..self.len, 0);
+            self.len -= 1;
+            self.bytes -= s;
+            evicted.blocks[evicted.len] = (old, s);
+            evicted.len += 1;
         }
         self.blocks[self.len] = (ptr as usize, size);
         self.len += 1;
         self.bytes += size;
         true
     }
+}
+
+/// Blocks pushed out of the cache, freed after its lock is released.
+struct Evicted {
+    blocks: [(usize, usize); MAX_BLOCKS],
+    len: usize,
 }
 
 fn cacheable(layout: &Layout) -> bool {
@@ -101,15 +119,27 @@ unsafe impl GlobalAlloc for CachingAllocator {
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         if cacheable(&layout) {
-            if let Ok(mut c) = CACHE.lock() {
-                if c.put(ptr, layout.size()) {
-                    return;
-                }
-            }
-            // SAFETY: allocated by `System` (directly or via the cache) with ALIGN.
-            return unsafe {
-                System.dealloc(ptr, Layout::from_size_align_unchecked(layout.size(), ALIGN))
+            let mut evicted = Evicted {
+                blocks: [(0, 0); MAX_BLOCKS],
+                len: 0,
             };
+            let kept = match CACHE.lock() {
+                Ok(mut c) => c.put(ptr, layout.size(), &mut evicted),
+                Err(_) => false,
+            };
+            for &(p, s) in &evicted.blocks[..evicted.len] {
+                // SAFETY: a cached block: from `System` with ALIGN and at least `s` bytes.
+                unsafe {
+                    System.dealloc(p as *mut u8, Layout::from_size_align_unchecked(s, ALIGN))
+                };
+            }
+            if !kept {
+                // SAFETY: allocated by `System` (directly or via the cache) with ALIGN.
+                unsafe {
+                    System.dealloc(ptr, Layout::from_size_align_unchecked(layout.size(), ALIGN))
+                };
+            }
+            return;
         }
         // SAFETY: forwarded unchanged.
         unsafe { System.dealloc(ptr, layout) }
@@ -180,15 +210,19 @@ mod tests {
             assert!(!s.is_null());
             a.dealloc(s, Layout::from_size_align(64, 8).unwrap());
         }
-        // The cache's bounds hold: more big frees than it keeps go back to the system.
+        // The cache's bounds hold: more big frees than it keeps push the oldest out,
+        // and the newest stay.
         let blocks: Vec<*mut u8> = (0..MAX_BLOCKS + 3)
             .map(|_| unsafe { a.alloc(big) })
             .collect();
-        for p in blocks {
+        for &p in &blocks {
             unsafe { a.dealloc(p, big) };
         }
         let c = CACHE.lock().unwrap();
         assert_eq!(c.len, MAX_BLOCKS);
         assert!(c.bytes <= MAX_BYTES);
+        let kept: Vec<usize> = c.blocks[..c.len].iter().map(|b| b.0).collect();
+        let newest: Vec<usize> = blocks[3..].iter().map(|&p| p as usize).collect();
+        assert_eq!(kept, newest);
     }
 }
