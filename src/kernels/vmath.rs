@@ -8,7 +8,7 @@
 //! float64 and complex numbers keep the standard library's functions.
 //!
 //! `sin` and `cos` reduce their argument with a two-part float64 `π/4`, exact enough
-//! only for `|x| <= TRIG_LIMIT`; [`sin_chunk`]/[`cos_chunk`] recompute any element beyond
+//! only for `|x| <= TRIG_LIMIT`; [`VMath::sin_chunk`]/[`VMath::cos_chunk`] recompute any element beyond
 //! it (and NaN/inf) with the standard library.
 
 use std::mem::MaybeUninit;
