@@ -15,11 +15,13 @@
 //! removes that cost for loops that repeat their shapes (training steps, jacobians).
 //!
 //! The cache is bounded ([`MAX_BLOCKS`] blocks, [`MAX_BYTES`] in all; the oldest block
-//! goes back to the system to make room) and only holds blocks of at least
-//! [`MIN_BYTES`], so small tensors and the tape's own nodes never stay allocated after
-//! they are dropped.
+//! goes back to the system to make room), only holds blocks of at least [`MIN_BYTES`],
+//! and only works while a [`GradientTape`](crate::GradientTape) is alive: when the
+//! last tape is dropped the cache is emptied, so a program that deletes its tapes (and
+//! tensors) returns their memory to the system, as it would without the cache.
 
 use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 /// Smallest block the cache keeps.
@@ -88,6 +90,46 @@ struct Evicted {
     len: usize,
 }
 
+/// Tapes alive in the process (any thread).
+static TAPES_ALIVE: AtomicUsize = AtomicUsize::new(0);
+
+/// Held by every tape: the cache works while one is alive and is emptied when the
+/// last one goes.
+pub(crate) struct TapeLife(());
+
+impl TapeLife {
+    pub(crate) fn new() -> TapeLife {
+        TAPES_ALIVE.fetch_add(1, Ordering::Relaxed);
+        TapeLife(())
+    }
+}
+
+impl Drop for TapeLife {
+    fn drop(&mut self) {
+        if TAPES_ALIVE.fetch_sub(1, Ordering::AcqRel) == 1 {
+            release_cached();
+        }
+    }
+}
+
+/// Returns every cached block to the system.
+pub fn release_cached() {
+    let mut out = Evicted {
+        blocks: [(0, 0); MAX_BLOCKS],
+        len: 0,
+    };
+    if let Ok(mut c) = CACHE.lock() {
+        out.blocks[..c.len].copy_from_slice(&c.blocks[..c.len]);
+        out.len = c.len;
+        c.len = 0;
+        c.bytes = 0;
+    }
+    for &(p, s) in &out.blocks[..out.len] {
+        // SAFETY: cached blocks come from `System` with ALIGN and at least `s` bytes.
+        unsafe { System.dealloc(p as *mut u8, Layout::from_size_align_unchecked(s, ALIGN)) };
+    }
+}
+
 fn cacheable(layout: &Layout) -> bool {
     layout.size() >= MIN_BYTES && layout.align() <= ALIGN
 }
@@ -123,10 +165,11 @@ unsafe impl GlobalAlloc for CachingAllocator {
                 blocks: [(0, 0); MAX_BLOCKS],
                 len: 0,
             };
-            let kept = match CACHE.lock() {
-                Ok(mut c) => c.put(ptr, layout.size(), &mut evicted),
-                Err(_) => false,
-            };
+            let kept = TAPES_ALIVE.load(Ordering::Relaxed) > 0
+                && match CACHE.lock() {
+                    Ok(mut c) => c.put(ptr, layout.size(), &mut evicted),
+                    Err(_) => false,
+                };
             for &(p, s) in &evicted.blocks[..evicted.len] {
                 // SAFETY: a cached block: from `System` with ALIGN and at least `s` bytes.
                 unsafe {
@@ -187,6 +230,7 @@ mod tests {
     #[test]
     fn large_blocks_are_reused_small_ones_are_not_kept() {
         let a = CachingAllocator;
+        let life = TapeLife::new();
         let big = Layout::from_size_align(3 << 20, 8).unwrap();
         unsafe {
             let p = a.alloc(big);
@@ -224,5 +268,12 @@ mod tests {
         let kept: Vec<usize> = c.blocks[..c.len].iter().map(|b| b.0).collect();
         let newest: Vec<usize> = blocks[3..].iter().map(|&p| p as usize).collect();
         assert_eq!(kept, newest);
+        drop(c);
+        // Emptying the cache (what dropping the last tape does; other tests' tapes may
+        // be alive here, so this test calls it directly; the Python suite checks that
+        // deleting a tape returns its memory).
+        drop(life);
+        release_cached();
+        assert_eq!(CACHE.lock().unwrap().len, 0);
     }
 }

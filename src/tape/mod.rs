@@ -33,6 +33,8 @@ pub(crate) struct TapeInner {
     pub(crate) nodes: Vec<Node>,
     pub(crate) ids: FxHashMap<TensorId, Entry>,
     pub(crate) watched_vars: Vec<Variable>,
+    /// Declared last, so dropped after the nodes: see [`crate::alloc::TapeLife`].
+    _life: crate::alloc::TapeLife,
 }
 
 impl TapeInner {
@@ -135,6 +137,7 @@ impl GradientTape {
                     nodes: Vec::new(),
                     ids: FxHashMap::default(),
                     watched_vars: Vec::new(),
+                    _life: crate::alloc::TapeLife::new(),
                 }),
             }),
         }
