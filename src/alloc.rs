@@ -16,9 +16,12 @@
 //!
 //! The cache is bounded ([`MAX_BLOCKS`] blocks, [`MAX_BYTES`] in all; the oldest block
 //! goes back to the system to make room), only holds blocks of at least [`MIN_BYTES`],
-//! and only works while a [`GradientTape`](crate::GradientTape) is alive: when the
-//! last tape is dropped the cache is emptied, so a program that deletes its tapes (and
-//! tensors) returns their memory to the system, as it would without the cache.
+//! and only keeps blocks freed while a [`GradientTape`](crate::GradientTape) is alive.
+//! A tape dropped while it still holds its recording (a persistent tape, or one never
+//! differentiated) empties the cache after freeing its tensors, so deleting it returns
+//! that memory to the system, as it would without the cache; the blocks freed during a
+//! non-persistent tape's `gradient` stay for the next step ([`release_cached`] returns
+//! them too).
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -93,8 +96,7 @@ struct Evicted {
 /// Tapes alive in the process (any thread).
 static TAPES_ALIVE: AtomicUsize = AtomicUsize::new(0);
 
-/// Held by every tape: the cache works while one is alive and is emptied when the
-/// last one goes.
+/// Held by every tape: frees are cached only while one is alive.
 pub(crate) struct TapeLife(());
 
 impl TapeLife {
@@ -106,9 +108,7 @@ impl TapeLife {
 
 impl Drop for TapeLife {
     fn drop(&mut self) {
-        if TAPES_ALIVE.fetch_sub(1, Ordering::AcqRel) == 1 {
-            release_cached();
-        }
+        TAPES_ALIVE.fetch_sub(1, Ordering::Relaxed);
     }
 }
 

@@ -37,6 +37,18 @@ pub(crate) struct TapeInner {
     _life: crate::alloc::TapeLife,
 }
 
+impl Drop for TapeInner {
+    /// A tape dropped with its recording frees the saved tensors, then hands the
+    /// large ones back to the system instead of the allocator cache (see
+    /// [`crate::alloc`]): deleting a persistent tape returns its memory.
+    fn drop(&mut self) {
+        if !self.nodes.is_empty() {
+            drop(std::mem::take(&mut self.nodes));
+            crate::alloc::release_cached();
+        }
+    }
+}
+
 impl TapeInner {
     pub(crate) fn watch_id(&mut self, id: TensorId) {
         self.ids.entry(id).or_insert(Entry::Watched);
