@@ -32,19 +32,17 @@ where
     U: Send + Sync + Copy,
     K: Fn(&[T], &mut [MaybeUninit<U>]) + Sync + Send,
 {
-    match a.as_slice() {
-        Some(s) => {
-            let v = collect_chunks(s.len(), |range, out| kernel(&s[range], out));
-            ArrayD::from_shape_vec(a.raw_dim(), v).expect("same length")
-        }
+    // A strided array is gathered once, then the contiguous kernel runs.
+    let dense;
+    let s = match a.as_slice() {
+        Some(s) => s,
         None => {
-            // A strided view: gather it once, then run the contiguous kernel.
-            let dense = broadcast_owned(a, a.shape());
-            let s = dense.as_slice().expect("standard layout");
-            let v = collect_chunks(s.len(), |range, out| kernel(&s[range], out));
-            ArrayD::from_shape_vec(a.raw_dim(), v).expect("same length")
+            dense = broadcast_owned(a, a.shape());
+            dense.as_slice().expect("standard layout")
         }
-    }
+    };
+    let v = collect_chunks(s.len(), |range, out| kernel(&s[range], out));
+    ArrayD::from_shape_vec(a.raw_dim(), v).expect("same length")
 }
 
 /// `f(x[i], y[i])` for two contiguous operands of one shape, or with `b` repeated
@@ -312,13 +310,10 @@ where
     F: Fn(A, B) -> C + Sync + Send,
 {
     if a.shape() == b.shape() {
-        if let (Some(x), Some(y)) = (a.as_slice(), b.as_slice()) {
-            let v = collect_chunks(x.len(), |r, out| fill2(&x[r.clone()], &y[r], out, &f));
-            return Ok(ArrayD::from_shape_vec(a.raw_dim(), v).expect("same length"));
+        if let Some(v) = zip_contiguous(a, b, &f) {
+            return Ok(v);
         }
     }
-    // One side repeats over the other's leading axes (a bias row, a batched
-    // gradient against its saved input): contiguous runs, no broadcast iterator.
     // One side a single element that does not add dimensions: map the other side.
     if b.len() == 1 && b.ndim() <= a.ndim() {
         let q = *b.iter().next().expect("one element");
@@ -330,15 +325,11 @@ where
     }
     // One side repeats over the other's leading axes (a bias row, a batched
     // gradient against its saved input): contiguous runs, no broadcast iterator.
-    if let (Some(x), Some(y)) = (a.as_slice(), b.as_slice()) {
-        if y.len() >= MIN_PERIOD && a.shape().ends_with(b.shape()) {
-            let v = zip_tiled(x, y, &f);
-            return Ok(ArrayD::from_shape_vec(a.raw_dim(), v).expect("same length"));
-        }
-        if x.len() >= MIN_PERIOD && b.shape().ends_with(a.shape()) {
-            let v = zip_tiled(y, x, &|q, p| f(p, q));
-            return Ok(ArrayD::from_shape_vec(b.raw_dim(), v).expect("same length"));
-        }
+    if let Some(v) = zip_contiguous(a, b, &f) {
+        return Ok(v);
+    }
+    if let Some(v) = zip_contiguous(b, a, |q, p| f(p, q)) {
+        return Ok(v);
     }
     let shape = broadcast_shapes(op, a.shape(), b.shape())?;
     let av = a.broadcast(IxDyn(&shape)).expect("shapes broadcast");
