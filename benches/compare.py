@@ -925,6 +925,8 @@ def main():
     p.add_argument("--only", default=",".join(FRAMEWORKS), help="comma-separated subset of " + ",".join(FRAMEWORKS))
     p.add_argument("--python", action="append", default=[], metavar="NAME=PYTHON",
                    help="run framework NAME with another interpreter (e.g. a venv that has it)")
+    p.add_argument("--workloads", default=",".join(w.key for w in WORKLOADS),
+                   help="comma-separated subset of " + ",".join(w.key for w in WORKLOADS))
     p.add_argument("-v", "--verbose", action="store_true", help="print where gradtape was imported from")
     p.add_argument("--worker", help=argparse.SUPPRESS)
     p.add_argument("--cfg", help=argparse.SUPPRESS)
@@ -942,6 +944,11 @@ def main():
     for n in names:
         if n not in FRAMEWORKS:
             p.error(f"unknown framework {n!r}; choose from {', '.join(FRAMEWORKS)}")
+    chosen = {k.strip() for k in args.workloads.split(",") if k.strip()}
+    known = {w.key for w in WORKLOADS}
+    if chosen - known:
+        p.error(f"unknown workload(s) {', '.join(sorted(chosen - known))}; choose from {', '.join(sorted(known))}")
+    workloads = [w for w in WORKLOADS if w.key in chosen]
 
     load0 = os.getloadavg()
     print(f"# {platform.python_implementation()} {platform.python_version()}, {platform.machine()}, "
@@ -964,9 +971,9 @@ def main():
         where = "an installed wheel (site-packages)" if "site-packages" in path else "the source tree"
         print(f"# gradtape from {path if args.verbose else where}")
 
-    results = {w.key: {n: [] for n in names} for w in WORKLOADS}
+    results = {w.key: {n: [] for n in names} for w in workloads}
     errors = {}
-    timed = [w for w in WORKLOADS if not w.memory]
+    timed = [w for w in workloads if not w.memory]
     for r in range(cfg["rounds"]):
         order = list(workers)[r % max(len(workers), 1):] + list(workers)[: r % max(len(workers), 1)]
         for wl in timed:
@@ -989,6 +996,8 @@ def main():
         w.close()
 
     for kind in ("peak", "kept"):
+        if f"mem_{kind}" not in chosen:
+            continue
         for _ in range(cfg["mem_repeats"]):
             for name in workers:
                 res = memory_once(name, pythons.get(name, sys.executable), kind)
@@ -1002,7 +1011,7 @@ def main():
     print()
     print("| workload | " + " | ".join(f"{LABEL[n]}" for n in cols) + " | gradtape ratio | goal | met |")
     print("|---|" + "---:|" * len(cols) + "---:|---|---|")
-    for wl in WORKLOADS:
+    for wl in workloads:
         cells = [("error" if (wl.key, n) in errors and not results[wl.key][n] else cell(results[wl.key][n])) for n in cols]
         ratio, met = "n/a", "n/a"
         g = results[wl.key].get("gradtape")

@@ -15,13 +15,14 @@
 //! removes that cost for loops that repeat their shapes (training steps, jacobians).
 //!
 //! The cache is bounded ([`MAX_BLOCKS`] blocks, [`MAX_BYTES`] in all; the oldest block
-//! goes back to the system to make room), only holds blocks of at least [`MIN_BYTES`],
-//! and only keeps blocks freed while a [`GradientTape`](crate::GradientTape) is alive.
-//! A tape dropped while it still holds its recording (a persistent tape, or one never
-//! differentiated) empties the cache after freeing its tensors, so deleting it returns
-//! that memory to the system, as it would without the cache; the blocks freed during a
-//! non-persistent tape's `gradient` stay for the next step ([`release_cached`] returns
-//! them too).
+//! goes back to the system to make room) and only holds blocks of at least
+//! [`MIN_BYTES`]. It grows past [`IDLE_BYTES`] only with blocks freed while a
+//! [`GradientTape`](crate::GradientTape) is alive: a program that never records keeps
+//! about what glibc's `malloc` keeps of freed blocks by itself (its largest mmap
+//! threshold), enough for the outputs of an eager loop between steps. A tape dropped
+//! while it still holds its recording (a persistent tape, or one never differentiated)
+//! empties the cache after freeing its tensors, so deleting it returns that memory to
+//! the system, as it would without the cache; [`release_cached`] empties it too.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -30,9 +31,11 @@ use std::sync::Mutex;
 /// Smallest block the cache keeps.
 pub const MIN_BYTES: usize = 2 << 20;
 /// Most blocks the cache keeps.
-pub const MAX_BLOCKS: usize = 8;
+pub const MAX_BLOCKS: usize = 16;
 /// Most bytes the cache keeps.
-pub const MAX_BYTES: usize = 256 << 20;
+pub const MAX_BYTES: usize = 512 << 20;
+/// Most bytes the cache grows to with blocks freed while no tape is alive.
+pub const IDLE_BYTES: usize = 32 << 20;
 /// Alignment every cached block has (`malloc`'s); stricter requests bypass the cache.
 const ALIGN: usize = 16;
 
@@ -73,17 +76,22 @@ impl Cache {
             return false;
         }
         while self.len > 0 && (self.len == MAX_BLOCKS || self.bytes + size > MAX_BYTES) {
-            let (old, s) = self.blocks[0];
-            self.blocks.copy_within(1..self.len, 0);
-            self.len -= 1;
-            self.bytes -= s;
-            evicted.blocks[evicted.len] = (old, s);
-            evicted.len += 1;
+            self.evict_oldest(evicted);
         }
         self.blocks[self.len] = (ptr as usize, size);
         self.len += 1;
         self.bytes += size;
         true
+    }
+
+    /// Moves the oldest block to `evicted`.
+    fn evict_oldest(&mut self, evicted: &mut Evicted) {
+        let (old, s) = self.blocks[0];
+        self.blocks.copy_within(1..self.len, 0);
+        self.len -= 1;
+        self.bytes -= s;
+        evicted.blocks[evicted.len] = (old, s);
+        evicted.len += 1;
     }
 }
 
@@ -93,10 +101,28 @@ struct Evicted {
     len: usize,
 }
 
+impl Evicted {
+    fn new() -> Evicted {
+        Evicted {
+            blocks: [(0, 0); MAX_BLOCKS],
+            len: 0,
+        }
+    }
+
+    /// Returns the blocks to the system.
+    fn free(&self) {
+        for &(p, s) in &self.blocks[..self.len] {
+            // SAFETY: cached blocks come from `System` with ALIGN and at least `s` bytes,
+            // and an evicted block is no longer in the cache.
+            unsafe { System.dealloc(p as *mut u8, Layout::from_size_align_unchecked(s, ALIGN)) };
+        }
+    }
+}
+
 /// Tapes alive in the process (any thread).
 static TAPES_ALIVE: AtomicUsize = AtomicUsize::new(0);
 
-/// Held by every tape: frees are cached only while one is alive.
+/// Held by every tape: while one is alive, the cache may grow past [`IDLE_BYTES`].
 pub(crate) struct TapeLife(());
 
 impl TapeLife {
@@ -114,20 +140,13 @@ impl Drop for TapeLife {
 
 /// Returns every cached block to the system.
 pub fn release_cached() {
-    let mut out = Evicted {
-        blocks: [(0, 0); MAX_BLOCKS],
-        len: 0,
-    };
+    let mut out = Evicted::new();
     if let Ok(mut c) = CACHE.lock() {
-        out.blocks[..c.len].copy_from_slice(&c.blocks[..c.len]);
-        out.len = c.len;
-        c.len = 0;
-        c.bytes = 0;
+        while c.len > 0 {
+            c.evict_oldest(&mut out);
+        }
     }
-    for &(p, s) in &out.blocks[..out.len] {
-        // SAFETY: cached blocks come from `System` with ALIGN and at least `s` bytes.
-        unsafe { System.dealloc(p as *mut u8, Layout::from_size_align_unchecked(s, ALIGN)) };
-    }
+    out.free();
 }
 
 fn cacheable(layout: &Layout) -> bool {
@@ -161,21 +180,15 @@ unsafe impl GlobalAlloc for CachingAllocator {
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         if cacheable(&layout) {
-            let mut evicted = Evicted {
-                blocks: [(0, 0); MAX_BLOCKS],
-                len: 0,
+            let mut evicted = Evicted::new();
+            let recording = TAPES_ALIVE.load(Ordering::Relaxed) > 0;
+            let kept = match CACHE.lock() {
+                Ok(mut c) if recording || c.bytes + layout.size() <= IDLE_BYTES => {
+                    c.put(ptr, layout.size(), &mut evicted)
+                }
+                _ => false,
             };
-            let kept = TAPES_ALIVE.load(Ordering::Relaxed) > 0
-                && match CACHE.lock() {
-                    Ok(mut c) => c.put(ptr, layout.size(), &mut evicted),
-                    Err(_) => false,
-                };
-            for &(p, s) in &evicted.blocks[..evicted.len] {
-                // SAFETY: a cached block: from `System` with ALIGN and at least `s` bytes.
-                unsafe {
-                    System.dealloc(p as *mut u8, Layout::from_size_align_unchecked(s, ALIGN))
-                };
-            }
+            evicted.free();
             if !kept {
                 // SAFETY: allocated by `System` (directly or via the cache) with ALIGN.
                 unsafe {
@@ -269,11 +282,31 @@ mod tests {
         let newest: Vec<usize> = blocks[3..].iter().map(|&p| p as usize).collect();
         assert_eq!(kept, newest);
         drop(c);
-        // Emptying the cache (what dropping the last tape does; other tests' tapes may
-        // be alive here, so this test calls it directly; the Python suite checks that
-        // deleting a tape returns its memory).
+        // Emptying the cache (what dropping a tape that still holds its recording does;
+        // other tests' tapes may be alive here, so this test calls it directly; the
+        // Python suite checks that deleting a tape returns its memory).
         drop(life);
         release_cached();
         assert_eq!(CACHE.lock().unwrap().len, 0);
+    }
+
+    #[test]
+    fn the_oldest_blocks_make_room() {
+        // A private cache, fake block addresses: only the bookkeeping is exercised.
+        let mut c = Cache {
+            blocks: [(0, 0); MAX_BLOCKS],
+            len: 0,
+            bytes: 0,
+        };
+        let mut out = Evicted::new();
+        let mib = 1 << 20;
+        assert!(!c.put(0x1000 as *mut u8, MAX_BYTES + 1, &mut out));
+        for i in 1..=3 {
+            assert!(c.put((0x1000 * i) as *mut u8, 200 * mib, &mut out));
+        }
+        assert_eq!((c.len, c.bytes, out.len), (2, 400 * mib, 1));
+        assert_eq!(out.blocks[0], (0x1000, 200 * mib));
+        assert_eq!(c.take(190 * mib), Some(0x3000 as *mut u8));
+        assert_eq!(c.take(100 * mib), None);
     }
 }

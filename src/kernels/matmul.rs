@@ -1,10 +1,11 @@
 //! Matrix products of 2-D blocks.
 //!
-//! Floating-point and complex products run through faer's GEMM on views built from
-//! the ndarray strides (only a big product's column-major left operand is copied
-//! row-major, which faer multiplies twice as fast); integer products use ndarray's
-//! generic `dot`. Products with at least [`PAR_WORK`] multiply-adds use faer's rayon
-//! parallelism, one product at a time; smaller ones run sequentially.
+//! Floating-point and complex products run on views built from the ndarray strides,
+//! through the `gemm` crate's kernels for big products and faer's for the rest (see
+//! [`Kernel`] for the measurements behind the choice; a big product's column-major
+//! left operand is copied row-major for faer, which multiplies that twice as fast).
+//! Integer products use ndarray's generic `dot`. Big products run on rayon's pool,
+//! one product at a time across threads; smaller ones run sequentially.
 
 use ndarray::{Array2, ArrayView2, LinalgScalar};
 use num_complex::Complex;
@@ -76,47 +77,160 @@ impl<T> Raw<T> {
     }
 }
 
-macro_rules! faer_gemm {
+macro_rules! float_gemm {
     ($($t:ty),*) => {$(
         impl Gemm for $t {
             unsafe fn gemm(a: Raw<Self>, b: Raw<Self>, out: RawMut<Self>, m: usize, n: usize, k: usize) {
                 if m == 0 || n == 0 {
                     return;
                 }
-                let dst = faer::MatMut::from_raw_parts_mut(out.ptr, m, n, out.rs, out.cs);
                 if k == 0 {
-                    let mut dst = dst;
+                    let mut dst = faer::MatMut::from_raw_parts_mut(out.ptr, m, n, out.rs, out.cs);
                     dst.fill(<$t as num_traits::Zero>::zero());
                     return;
                 }
-                let work = m.saturating_mul(n).saturating_mul(k);
-                // faer writing a row-major output is about twice as fast when the
-                // left operand is row-major too (measured: a.T @ b at 1024², 136 vs
-                // 258 GFLOP/s); for a big product a transposed copy of it pays.
-                let copy;
-                let a = if a.cs != 1 && work >= RELAYOUT_WORK && out.cs == 1 {
-                    copy = row_major_copy(a, m, k);
-                    Raw { ptr: copy.as_ptr(), rs: k as isize, cs: 1 }
-                } else {
-                    a
-                };
-                let lhs = faer::MatRef::from_raw_parts(a.ptr, m, k, a.rs, a.cs);
-                let rhs = faer::MatRef::from_raw_parts(b.ptr, k, n, b.rs, b.cs);
-                let _slot = ParallelSlot::claim(work);
-                let par = _slot.par();
-                faer::linalg::matmul::matmul(
-                    dst,
-                    faer::Accum::Replace,
-                    lhs,
-                    rhs,
-                    <$t as num_traits::One>::one(),
-                    par,
-                );
+                match Kernel::choose(b, out, m, n, k) {
+                    Kernel::Gemm => gemm_crate(a, b, out, m, n, k),
+                    Kernel::Faer => faer_gemm(a, b, out, m, n, k),
+                }
             }
         }
     )*};
 }
-faer_gemm!(f32, f64, Complex<f32>, Complex<f64>);
+float_gemm!(f32, f64, Complex<f32>, Complex<f64>);
+
+/// Which library multiplies a floating-point product.
+///
+/// Measured on AVX-512 (2 cores, f32, row-major output; GFLOP/s):
+/// - big products: the `gemm` crate's kernels are faster in every layout
+///   (1024²: 303 / 258 / 276 for `a@b`, `a@bᵀ`, `aᵀ@b` against faer's 269 / 269 / 163;
+///   2048²: 293–317 against 250 / 199–250 / 120–160);
+/// - products with few output rows (a batch of 64 times a weight matrix) and products
+///   with a column-major right operand below ~1024³: faer's are (64×256×784 `a@bᵀ`:
+///   144 against 113; 128×1024×1024 `a@bᵀ`: 203 against 120).
+#[derive(Debug, PartialEq, Eq)]
+enum Kernel {
+    Gemm,
+    Faer,
+}
+
+impl Kernel {
+    fn choose<T>(b: Raw<T>, out: RawMut<T>, m: usize, n: usize, k: usize) -> Kernel {
+        let row_major_out = out.cs == 1;
+        let column_major_b = b.rs == 1 && b.cs != 1;
+        let work = m.saturating_mul(n).saturating_mul(k);
+        if row_major_out && m >= 128 && (!column_major_b || work >= 1 << 30) {
+            Kernel::Gemm
+        } else {
+            Kernel::Faer
+        }
+    }
+}
+
+/// Work (`m * n * k`) from which the `gemm` crate's product runs on both cores (below
+/// it, splitting a 256×256×64 `aᵀ@b` cost more than it gained: 58 → 82 µs).
+const GEMM_PAR_WORK: usize = 1 << 23;
+
+/// `out = a @ b` with the `gemm` crate.
+///
+/// # Safety
+/// As [`Gemm::gemm`], with `m, n, k > 0`.
+unsafe fn gemm_crate<T: 'static>(a: Raw<T>, b: Raw<T>, out: RawMut<T>, m: usize, n: usize, k: usize)
+where
+    T: num_traits::Zero + num_traits::One,
+{
+    let work = m.saturating_mul(n).saturating_mul(k);
+    let slot = ParallelSlot::claim(work, GEMM_PAR_WORK);
+    #[cfg(feature = "rayon")]
+    let par = if slot.parallel {
+        gemm::Parallelism::Rayon(0)
+    } else {
+        gemm::Parallelism::None
+    };
+    #[cfg(not(feature = "rayon"))]
+    let par = gemm::Parallelism::None;
+    // SAFETY: the caller's contract; `read_dst = false` overwrites `out` (`beta = 1`
+    // scales the product, `alpha` is ignored).
+    unsafe {
+        gemm::gemm(
+            m,
+            n,
+            k,
+            out.ptr,
+            out.cs,
+            out.rs,
+            false,
+            a.ptr,
+            a.cs,
+            a.rs,
+            b.ptr,
+            b.cs,
+            b.rs,
+            T::zero(),
+            T::one(),
+            false,
+            false,
+            false,
+            par,
+        )
+    };
+    drop(slot);
+}
+
+/// `out = a @ b` with faer.
+///
+/// # Safety
+/// As [`Gemm::gemm`], with `m, n, k > 0`.
+unsafe fn faer_gemm<T>(a: Raw<T>, b: Raw<T>, out: RawMut<T>, m: usize, n: usize, k: usize)
+where
+    T: faer::traits::ComplexField + num_traits::One + Copy + Send + Sync,
+{
+    let work = m.saturating_mul(n).saturating_mul(k);
+    // faer writing a row-major output is about twice as fast when the left operand is
+    // row-major too (measured: a.T @ b at 1024², 136 vs 258 GFLOP/s); for a big
+    // product a transposed copy of it pays.
+    let copy;
+    let a = if a.cs != 1 && work >= RELAYOUT_WORK && out.cs == 1 {
+        // SAFETY: the caller's contract.
+        copy = unsafe { row_major_copy(a, m, k) };
+        Raw {
+            ptr: copy.as_ptr(),
+            rs: k as isize,
+            cs: 1,
+        }
+    } else {
+        a
+    };
+    // SAFETY: the caller's contract.
+    let (dst, lhs, rhs) = unsafe {
+        (
+            faer::MatMut::from_raw_parts_mut(out.ptr, m, n, out.rs, out.cs),
+            faer::MatRef::from_raw_parts(a.ptr, m, k, a.rs, a.cs),
+            faer::MatRef::from_raw_parts(b.ptr, k, n, b.rs, b.cs),
+        )
+    };
+    // Splitting a product with few output rows over the cores pays only when it is wide
+    // (64×256×784: 179 µs alone, 203 µs split; 64×1024×1024: 1224 µs alone, 737 split).
+    let par_work = if m >= 128 || n >= 512 {
+        PAR_WORK
+    } else {
+        usize::MAX
+    };
+    let slot = ParallelSlot::claim(work, par_work);
+    let par = if slot.parallel {
+        faer::Par::rayon(0)
+    } else {
+        faer::Par::Seq
+    };
+    faer::linalg::matmul::matmul(
+        dst,
+        faer::Accum::Replace,
+        lhs,
+        rhs,
+        <T as num_traits::One>::one(),
+        par,
+    );
+}
 
 /// Work (`m * n * k`) from which a column-major left operand is copied row-major.
 const RELAYOUT_WORK: usize = 128 * 128 * 128;
@@ -191,10 +305,11 @@ struct ParallelSlot {
 }
 
 impl ParallelSlot {
-    fn claim(work: usize) -> ParallelSlot {
+    /// Claims the pool for a product of `work` multiply-adds when it reaches `threshold`.
+    fn claim(work: usize, threshold: usize) -> ParallelSlot {
         use std::sync::atomic::Ordering;
         #[cfg(feature = "rayon")]
-        if work >= PAR_WORK
+        if work >= threshold
             && rayon::current_num_threads() > 1
             && rayon::current_thread_index().is_none()
             && PARALLEL_GEMMS
@@ -203,16 +318,9 @@ impl ParallelSlot {
         {
             return ParallelSlot { parallel: true };
         }
-        let _ = (work, Ordering::Relaxed);
+        #[cfg(not(feature = "rayon"))]
+        let _ = (work, threshold);
         ParallelSlot { parallel: false }
-    }
-
-    fn par(&self) -> faer::Par {
-        if self.parallel {
-            faer::Par::rayon(0)
-        } else {
-            faer::Par::Seq
-        }
     }
 }
 
@@ -229,17 +337,20 @@ pub fn matmul2<T: Gemm>(a: ArrayView2<'_, T>, b: ArrayView2<'_, T>) -> Array2<T>
     let (m, k) = a.dim();
     let n = b.dim().1;
     debug_assert_eq!(k, b.dim().0);
-    // Zeroed by the allocator (fresh pages for a big product), then huge-page backed.
-    let mut out = Array2::<T>::zeros((m, n));
+    // Left uninitialized: the product overwrites every element.
+    let mut out = Array2::<T>::uninit((m, n));
     super::advise_huge_pages(out.as_mut_ptr().cast(), m * n * std::mem::size_of::<T>());
     let o = RawMut {
-        ptr: out.as_mut_ptr(),
+        ptr: out.as_mut_ptr().cast::<T>(),
         rs: n as isize,
         cs: 1,
     };
-    // SAFETY: the views are valid for their shapes; `out` is a fresh (m, n) array.
-    unsafe { T::gemm(Raw::of(&a), Raw::of(&b), o, m, n, k) };
-    out
+    // SAFETY: the views are valid for their shapes; `out` is a fresh (m, n) array,
+    // which `gemm` writes in full (zeros when `k == 0`).
+    unsafe {
+        T::gemm(Raw::of(&a), Raw::of(&b), o, m, n, k);
+        out.assume_init()
+    }
 }
 
 #[cfg(test)]
@@ -296,6 +407,58 @@ mod tests {
         assert!(m * n * k >= RELAYOUT_WORK);
         let r = matmul2(a.t(), b.view());
         assert_eq!(r, naive(&a.t().to_owned(), &b));
+    }
+
+    #[test]
+    fn both_kernels_in_every_layout() {
+        // Output rows >= 128 go to the `gemm` crate unless `b` is column-major; fewer
+        // rows go to faer. Every layout of both operands must give the same product.
+        for (m, k, n) in [(150, 70, 90), (40, 130, 60)] {
+            let a = Array2::from_shape_fn((m, k), |(i, j)| ((i * 7 + j * 3) % 11) as f64 - 5.0);
+            let b = Array2::from_shape_fn((k, n), |(i, j)| ((i * 5 + j) % 13) as f64 * 0.5);
+            let want = naive(&a, &b);
+            let (at, bt) = (a.t().to_owned(), b.t().to_owned());
+            for (av, bv) in [
+                (a.view(), b.view()),
+                (at.t(), b.view()),
+                (a.view(), bt.t()),
+                (at.t(), bt.t()),
+            ] {
+                let kernel = Kernel::choose(
+                    Raw::of(&bv),
+                    RawMut::<f64> {
+                        ptr: std::ptr::null_mut(),
+                        rs: n as isize,
+                        cs: 1,
+                    },
+                    m,
+                    n,
+                    k,
+                );
+                let expected = if m >= 128 && bv.strides()[0] != 1 {
+                    Kernel::Gemm
+                } else {
+                    Kernel::Faer
+                };
+                assert_eq!(kernel, expected);
+                assert_eq!(matmul2(av, bv), want);
+                let (a32, b32) = (av.mapv(|x| x as f32), bv.mapv(|x| x as f32));
+                assert_eq!(matmul2(a32.view(), b32.view()), want.mapv(|x| x as f32));
+                let (ac, bc) = (
+                    av.mapv(|x| Complex::new(x, -x)),
+                    bv.mapv(|x| Complex::new(0.5, x)),
+                );
+                let wc = Array2::from_shape_fn((m, n), |(i, j)| {
+                    (0..k)
+                        .map(|p| ac[[i, p]] * bc[[p, j]])
+                        .sum::<Complex<f64>>()
+                });
+                assert_eq!(matmul2(ac.view(), bc.view()), wc);
+            }
+            let e = Array2::<f32>::zeros((m, 0));
+            let f = Array2::<f32>::zeros((0, n));
+            assert_eq!(matmul2(e.view(), f.view()), Array2::<f32>::zeros((m, n)));
+        }
     }
 
     #[test]
