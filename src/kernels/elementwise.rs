@@ -157,8 +157,7 @@ where
     let out = &mut v.spare_capacity_mut()[..n];
     #[cfg(feature = "rayon")]
     if n >= PAR_THRESHOLD {
-        use rayon::prelude::*;
-        out.par_chunks_mut(CHUNK).enumerate().for_each(|(i, o)| {
+        super::par_pieces(out, CHUNK, |i, o| {
             let start = i * CHUNK;
             kernel(start..start + o.len(), o)
         });

@@ -10,8 +10,16 @@
 use ndarray::{Array2, ArrayView2, LinalgScalar};
 use num_complex::Complex;
 
-/// Work (`m * n * k`) from which one product is computed in parallel.
+/// Total work (`m * n * k` summed over the entries) from which a batch of small
+/// products is spread over rayon's pool, one entry per task.
 pub const PAR_WORK: usize = 64 * 64 * 64;
+
+/// Work (`m * n * k`) from which one product is split over both cores. Each split
+/// wakes the pool's sleeping threads (an eager engine's ops come one at a time), which
+/// a product below ~16M multiply-adds does not win back: measured from Python,
+/// 784×256×64 `aᵀ@b` 166 µs on one core and 276 µs split (the MLP's first weight
+/// gradient); 256³ 204 µs and 116 µs; 8192×64×64 591 µs and 268 µs.
+const PRODUCT_PAR_WORK: usize = 1 << 24;
 
 /// Element types with a matrix-product kernel.
 pub trait Gemm: LinalgScalar + Send + Sync {
@@ -127,10 +135,6 @@ impl Kernel {
     }
 }
 
-/// Work (`m * n * k`) from which the `gemm` crate's product runs on both cores (below
-/// it, splitting a 256×256×64 `aᵀ@b` cost more than it gained: 58 → 82 µs).
-const GEMM_PAR_WORK: usize = 1 << 23;
-
 /// `out = a @ b` with the `gemm` crate.
 ///
 /// # Safety
@@ -140,7 +144,7 @@ where
     T: num_traits::Zero + num_traits::One,
 {
     let work = m.saturating_mul(n).saturating_mul(k);
-    let slot = ParallelSlot::claim(work, GEMM_PAR_WORK);
+    let slot = ParallelSlot::claim(work, PRODUCT_PAR_WORK);
     #[cfg(feature = "rayon")]
     let par = if slot.parallel {
         gemm::Parallelism::Rayon(0)
@@ -212,7 +216,7 @@ where
     // Splitting a product with few output rows over the cores pays only when it is wide
     // (64×256×784: 179 µs alone, 203 µs split; 64×1024×1024: 1224 µs alone, 737 split).
     let par_work = if m >= 128 || n >= 512 {
-        PAR_WORK
+        PRODUCT_PAR_WORK
     } else {
         usize::MAX
     };
@@ -258,12 +262,7 @@ unsafe fn row_major_copy<T: Copy + Send + Sync>(a: Raw<T>, m: usize, k: usize) -
     };
     if k > 0 {
         #[cfg(feature = "rayon")]
-        {
-            use rayon::prelude::*;
-            out.par_chunks_mut(TILE * k)
-                .enumerate()
-                .for_each(|(b, rows)| band(b * TILE, rows));
-        }
+        super::par_pieces(out, TILE * k, |b, rows| band(b * TILE, rows));
         #[cfg(not(feature = "rayon"))]
         for (b, rows) in out.chunks_mut(TILE * k).enumerate() {
             band(b * TILE, rows);

@@ -72,11 +72,13 @@ where
     #[cfg(feature = "rayon")]
     if a.len() >= super::PAR_THRESHOLD {
         if let Some(s) = a.as_slice() {
-            use rayon::prelude::*;
-            return s
-                .par_chunks(1 << 14)
-                .map(|c| ndarray::ArrayView1::from(c).sum())
-                .reduce(T::zero, |p, q| p + q);
+            const CHUNK: usize = 1 << 14;
+            let mut partial = vec![T::zero(); s.len().div_ceil(CHUNK)];
+            super::par_pieces(&mut partial, 1, |i, p| {
+                let c = &s[i * CHUNK..((i + 1) * CHUNK).min(s.len())];
+                p[0] = ndarray::ArrayView1::from(c).sum();
+            });
+            return partial.into_iter().fold(T::zero(), |p, q| p + q);
         }
     }
     a.sum()
