@@ -16,13 +16,13 @@
 //!
 //! The cache is bounded ([`MAX_BLOCKS`] blocks, [`MAX_BYTES`] in all; the oldest block
 //! goes back to the system to make room) and only holds blocks of at least
-//! [`MIN_BYTES`]. It grows past [`IDLE_BYTES`] only with blocks freed while a
-//! [`GradientTape`](crate::GradientTape) is alive: a program that never records keeps
-//! about what glibc's `malloc` keeps of freed blocks by itself (its largest mmap
-//! threshold), enough for the outputs of an eager loop between steps. A tape dropped
-//! while it still holds its recording (a persistent tape, or one never differentiated)
-//! empties the cache after freeing its tensors, so deleting it returns that memory to
-//! the system, as it would without the cache; [`release_cached`] empties it too.
+//! [`MIN_BYTES`]. A block freed while no [`GradientTape`](crate::GradientTape) is alive
+//! is kept only up to [`IDLE_BYTES`]: glibc's `malloc` keeps freed blocks up to that
+//! size (its largest mmap threshold) in its heap too, and an eager loop's results,
+//! freed between steps, are usually that small. A tape dropped while it still holds
+//! its recording (a persistent tape, or one never differentiated) empties the cache
+//! after freeing its tensors, so deleting it returns that memory to the system, as it
+//! would without the cache; [`release_cached`] empties it too.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -34,7 +34,7 @@ pub const MIN_BYTES: usize = 2 << 20;
 pub const MAX_BLOCKS: usize = 16;
 /// Most bytes the cache keeps.
 pub const MAX_BYTES: usize = 512 << 20;
-/// Most bytes the cache grows to with blocks freed while no tape is alive.
+/// Largest block kept when freed while no tape is alive.
 pub const IDLE_BYTES: usize = 32 << 20;
 /// Alignment every cached block has (`malloc`'s); stricter requests bypass the cache.
 const ALIGN: usize = 16;
@@ -122,7 +122,8 @@ impl Evicted {
 /// Tapes alive in the process (any thread).
 static TAPES_ALIVE: AtomicUsize = AtomicUsize::new(0);
 
-/// Held by every tape: while one is alive, the cache may grow past [`IDLE_BYTES`].
+/// Held by every tape: while one is alive, the cache keeps blocks larger than
+/// [`IDLE_BYTES`] too.
 pub(crate) struct TapeLife(());
 
 impl TapeLife {
@@ -183,7 +184,7 @@ unsafe impl GlobalAlloc for CachingAllocator {
             let mut evicted = Evicted::new();
             let recording = TAPES_ALIVE.load(Ordering::Relaxed) > 0;
             let kept = match CACHE.lock() {
-                Ok(mut c) if recording || c.bytes + layout.size() <= IDLE_BYTES => {
+                Ok(mut c) if recording || layout.size() <= IDLE_BYTES => {
                     c.put(ptr, layout.size(), &mut evicted)
                 }
                 _ => false,
