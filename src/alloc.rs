@@ -17,9 +17,9 @@
 //! The cache is bounded ([`MAX_BLOCKS`] blocks, [`MAX_BYTES`] in all; the oldest block
 //! goes back to the system to make room) and only holds blocks of at least
 //! [`MIN_BYTES`]. A block freed while no [`GradientTape`](crate::GradientTape) is alive
-//! is kept only up to [`IDLE_BYTES`]: glibc's `malloc` keeps freed blocks up to that
-//! size (its largest mmap threshold) in its heap too, and an eager loop's results,
-//! freed between steps, are usually that small. A tape dropped while it still holds
+//! is kept only up to [`IDLE_BYTES`]: enough for the gradients and updates of a layer
+//! of up to 16M float32 parameters, which a training loop frees between steps (outside
+//! the tape); a bigger one-off array goes straight back to the system. A tape dropped while it still holds
 //! its recording (a persistent tape, or one never differentiated) empties the cache
 //! after freeing its tensors, so deleting it returns that memory to the system, as it
 //! would without the cache; [`release_cached`] empties it too.
@@ -35,7 +35,7 @@ pub const MAX_BLOCKS: usize = 16;
 /// Most bytes the cache keeps.
 pub const MAX_BYTES: usize = 512 << 20;
 /// Largest block kept when freed while no tape is alive.
-pub const IDLE_BYTES: usize = 32 << 20;
+pub const IDLE_BYTES: usize = 64 << 20;
 /// Alignment every cached block has (`malloc`'s); stricter requests bypass the cache.
 const ALIGN: usize = 16;
 
