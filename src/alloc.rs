@@ -139,7 +139,11 @@ impl Drop for TapeLife {
     }
 }
 
-/// Returns every cached block to the system.
+/// Returns every cached block to the system, and asks glibc's `malloc` to return the
+/// free memory of its heaps too (`malloc_trim`, at most once a second, so a loop that
+/// drops a persistent tape every step does not pay for it each time): once a freed
+/// block has raised glibc's mmap threshold, mid-sized tensors come from its heap, and
+/// their memory would otherwise stay with the process after they are freed.
 pub fn release_cached() {
     let mut out = Evicted::new();
     if let Ok(mut c) = CACHE.lock() {
@@ -148,6 +152,25 @@ pub fn release_cached() {
         }
     }
     out.free();
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        use std::time::{Duration, Instant};
+        static LAST_TRIM: Mutex<Option<Instant>> = Mutex::new(None);
+        let due = match LAST_TRIM.lock() {
+            Ok(mut last) => {
+                let due = last.is_none_or(|t| t.elapsed() >= Duration::from_secs(1));
+                if due {
+                    *last = Some(Instant::now());
+                }
+                due
+            }
+            Err(_) => false,
+        };
+        if due {
+            // SAFETY: plain libc call, no preconditions.
+            unsafe { libc::malloc_trim(0) };
+        }
+    }
 }
 
 fn cacheable(layout: &Layout) -> bool {

@@ -115,8 +115,13 @@ float_gemm!(f32, f64, Complex<f32>, Complex<f64>);
 ///   2048²: 293–317 against 250 / 199–250 / 120–160);
 /// - products with few output rows (a batch of 64 times a weight matrix) and products
 ///   with a column-major right operand below ~1024³: faer's are (64×256×784 `a@bᵀ`:
-///   144 against 113; 128×1024×1024 `a@bᵀ`: 203 against 120).
-#[derive(Debug, PartialEq, Eq)]
+///   144 against 113; 128×1024×1024 `a@bᵀ`: 203 against 120);
+/// - below [`GEMM_WORK`] the two are close, and the `gemm` crate allocates its packing
+///   buffers (about 1 MiB) from the heap on every call: freeing them raises glibc's
+///   mmap threshold, after which a deep net's activations fragment the heap (a 50-layer
+///   512-wide MLP at batch 256 peaked at 59.6 MiB instead of 52.1, and kept 50–80 MiB
+///   after its tape was deleted). faer's kernels take those products.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kernel {
     Gemm,
     Faer,
@@ -127,13 +132,16 @@ impl Kernel {
         let row_major_out = out.cs == 1;
         let column_major_b = b.rs == 1 && b.cs != 1;
         let work = m.saturating_mul(n).saturating_mul(k);
-        if row_major_out && m >= 128 && (!column_major_b || work >= 1 << 30) {
+        if row_major_out && m >= 128 && work >= GEMM_WORK && (!column_major_b || work >= 1 << 30) {
             Kernel::Gemm
         } else {
             Kernel::Faer
         }
     }
 }
+
+/// Work (`m * n * k`) from which the `gemm` crate's kernels may take a product.
+const GEMM_WORK: usize = 1 << 27;
 
 /// `out = a @ b` with the `gemm` crate.
 ///
@@ -408,10 +416,32 @@ mod tests {
         assert_eq!(r, naive(&a.t().to_owned(), &b));
     }
 
+    /// `a @ b` through one kernel, into a fresh row-major array.
+    fn with<T: Gemm>(kernel: Kernel, a: ArrayView2<'_, T>, b: ArrayView2<'_, T>) -> Array2<T>
+    where
+        T: faer::traits::ComplexField + num_traits::One + 'static,
+    {
+        let (m, k) = a.dim();
+        let n = b.dim().1;
+        let mut out = Array2::<T>::zeros((m, n));
+        let o = RawMut {
+            ptr: out.as_mut_ptr(),
+            rs: n as isize,
+            cs: 1,
+        };
+        // SAFETY: valid views; `out` is a fresh (m, n) array; m, n, k > 0.
+        unsafe {
+            match kernel {
+                Kernel::Gemm => gemm_crate(Raw::of(&a), Raw::of(&b), o, m, n, k),
+                Kernel::Faer => faer_gemm(Raw::of(&a), Raw::of(&b), o, m, n, k),
+            }
+        }
+        out
+    }
+
     #[test]
     fn both_kernels_in_every_layout() {
-        // Output rows >= 128 go to the `gemm` crate unless `b` is column-major; fewer
-        // rows go to faer. Every layout of both operands must give the same product.
+        // Every layout of both operands gives the same product through either library.
         for (m, k, n) in [(150, 70, 90), (40, 130, 60)] {
             let a = Array2::from_shape_fn((m, k), |(i, j)| ((i * 7 + j * 3) % 11) as f64 - 5.0);
             let b = Array2::from_shape_fn((k, n), |(i, j)| ((i * 5 + j) % 13) as f64 * 0.5);
@@ -423,41 +453,57 @@ mod tests {
                 (a.view(), bt.t()),
                 (at.t(), bt.t()),
             ] {
-                let kernel = Kernel::choose(
-                    Raw::of(&bv),
-                    RawMut::<f64> {
-                        ptr: std::ptr::null_mut(),
-                        rs: n as isize,
-                        cs: 1,
-                    },
-                    m,
-                    n,
-                    k,
-                );
-                let expected = if m >= 128 && bv.strides()[0] != 1 {
-                    Kernel::Gemm
-                } else {
-                    Kernel::Faer
-                };
-                assert_eq!(kernel, expected);
-                assert_eq!(matmul2(av, bv), want);
-                let (a32, b32) = (av.mapv(|x| x as f32), bv.mapv(|x| x as f32));
-                assert_eq!(matmul2(a32.view(), b32.view()), want.mapv(|x| x as f32));
-                let (ac, bc) = (
-                    av.mapv(|x| Complex::new(x, -x)),
-                    bv.mapv(|x| Complex::new(0.5, x)),
-                );
-                let wc = Array2::from_shape_fn((m, n), |(i, j)| {
-                    (0..k)
-                        .map(|p| ac[[i, p]] * bc[[p, j]])
-                        .sum::<Complex<f64>>()
-                });
-                assert_eq!(matmul2(ac.view(), bc.view()), wc);
+                for kernel in [Kernel::Gemm, Kernel::Faer] {
+                    assert_eq!(with(kernel, av, bv), want);
+                    let (a32, b32) = (av.mapv(|x| x as f32), bv.mapv(|x| x as f32));
+                    assert_eq!(
+                        with(kernel, a32.view(), b32.view()),
+                        want.mapv(|x| x as f32)
+                    );
+                    let (ac, bc) = (
+                        av.mapv(|x| Complex::new(x, -x)),
+                        bv.mapv(|x| Complex::new(0.5, x)),
+                    );
+                    let wc = Array2::from_shape_fn((m, n), |(i, j)| {
+                        (0..k)
+                            .map(|p| ac[[i, p]] * bc[[p, j]])
+                            .sum::<Complex<f64>>()
+                    });
+                    assert_eq!(with(kernel, ac.view(), bc.view()), wc);
+                }
             }
             let e = Array2::<f32>::zeros((m, 0));
             let f = Array2::<f32>::zeros((0, n));
             assert_eq!(matmul2(e.view(), f.view()), Array2::<f32>::zeros((m, n)));
         }
+    }
+
+    #[test]
+    fn kernel_choice() {
+        let out = |n: usize| RawMut::<f32> {
+            ptr: std::ptr::null_mut(),
+            rs: n as isize,
+            cs: 1,
+        };
+        let row_major = |n: usize| Raw::<f32> {
+            ptr: std::ptr::null(),
+            rs: n as isize,
+            cs: 1,
+        };
+        let column_major = |k: usize| Raw::<f32> {
+            ptr: std::ptr::null(),
+            rs: 1,
+            cs: k as isize,
+        };
+        let choose = |b, m: usize, n: usize, k: usize| Kernel::choose(b, out(n), m, n, k);
+        // Big: gemm, whatever b's layout from ~1024³.
+        assert_eq!(choose(row_major(1024), 1024, 1024, 1024), Kernel::Gemm);
+        assert_eq!(choose(column_major(1024), 1024, 1024, 1024), Kernel::Gemm);
+        assert_eq!(choose(row_major(512), 512, 512, 512), Kernel::Gemm);
+        // Column-major b below 1024³, few output rows, or mid-sized: faer.
+        assert_eq!(choose(column_major(512), 512, 512, 512), Kernel::Faer);
+        assert_eq!(choose(row_major(4096), 64, 4096, 4096), Kernel::Faer);
+        assert_eq!(choose(row_major(512), 256, 512, 512), Kernel::Faer);
     }
 
     #[test]
