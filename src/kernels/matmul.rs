@@ -1,9 +1,10 @@
 //! Matrix products of 2-D blocks.
 //!
 //! Floating-point and complex products run on views built from the ndarray strides,
-//! through the `gemm` crate's kernels for big products and faer's for the rest (see
-//! [`Kernel`] for the measurements behind the choice; a big product's column-major
-//! left operand is copied row-major for faer, which multiplies that twice as fast).
+//! through the `gemm` crate's kernels for big products and faer's for the rest (the
+//! private `Kernel::choose` documents the measurements behind the choice; a big
+//! product's column-major left operand is copied row-major for faer, which multiplies
+//! that twice as fast).
 //! Integer products use ndarray's generic `dot`. Big products run on rayon's pool,
 //! one product at a time across threads; smaller ones run sequentially.
 
