@@ -19,10 +19,10 @@
 //! [`MIN_BYTES`]. A block freed while no [`GradientTape`](crate::GradientTape) is alive
 //! is kept only up to [`IDLE_BYTES`]: enough for the gradients and updates of a layer
 //! of up to 16M float32 parameters, which a training loop frees between steps (outside
-//! the tape); a bigger one-off array goes straight back to the system. A tape dropped while it still holds
-//! its recording (a persistent tape, or one never differentiated) empties the cache
-//! after freeing its tensors, so deleting it returns that memory to the system, as it
-//! would without the cache; [`release_cached`] empties it too.
+//! the tape); a bigger one-off array goes straight back to the system. A tape dropped
+//! while it still holds its recording (a persistent tape, or one never differentiated)
+//! empties the cache after freeing its tensors, so deleting it returns that memory to
+//! the system, as it would without the cache; [`release_cached`] empties it too.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
