@@ -21,8 +21,8 @@ where
 }
 
 /// Applies `kernel` to matching chunks of the elements and of the result: the whole
-/// array below [`PAR_THRESHOLD`] elements, [`CHUNK`]-sized pieces on rayon's pool
-/// above it.
+/// array below [`PAR_THRESHOLD`] elements, [`CHUNK`]-sized pieces shared between the
+/// calling thread and rayon's pool above it.
 ///
 /// # Safety
 /// `kernel` must write every element of its output chunk.

@@ -148,9 +148,9 @@ const GEMM_WORK: usize = 1 << 27;
 ///
 /// # Safety
 /// As [`Gemm::gemm`], with `m, n, k > 0`.
-unsafe fn gemm_crate<T: 'static>(a: Raw<T>, b: Raw<T>, out: RawMut<T>, m: usize, n: usize, k: usize)
+unsafe fn gemm_crate<T>(a: Raw<T>, b: Raw<T>, out: RawMut<T>, m: usize, n: usize, k: usize)
 where
-    T: num_traits::Zero + num_traits::One,
+    T: num_traits::Zero + num_traits::One + 'static,
 {
     let work = m.saturating_mul(n).saturating_mul(k);
     let slot = ParallelSlot::claim(work, PRODUCT_PAR_WORK);
@@ -418,9 +418,9 @@ mod tests {
     }
 
     /// `a @ b` through one kernel, into a fresh row-major array.
-    fn with<T: Gemm>(kernel: Kernel, a: ArrayView2<'_, T>, b: ArrayView2<'_, T>) -> Array2<T>
+    fn with<T>(kernel: Kernel, a: ArrayView2<'_, T>, b: ArrayView2<'_, T>) -> Array2<T>
     where
-        T: faer::traits::ComplexField + num_traits::One + 'static,
+        T: Gemm + faer::traits::ComplexField + 'static,
     {
         let (m, k) = a.dim();
         let n = b.dim().1;

@@ -72,7 +72,7 @@ where
     #[cfg(feature = "rayon")]
     if a.len() >= super::PAR_THRESHOLD {
         if let Some(s) = a.as_slice() {
-            const CHUNK: usize = 1 << 14;
+            use super::elementwise::CHUNK;
             let mut partial = vec![T::zero(); s.len().div_ceil(CHUNK)];
             super::par_pieces(&mut partial, 1, |i, p| {
                 let c = &s[i * CHUNK..((i + 1) * CHUNK).min(s.len())];
