@@ -430,3 +430,77 @@ impl Op for Atan2 {
         Ok(grads![gy, gx])
     }
 }
+
+/// The Python functions of this family: bindings and where they appear (see
+/// `src/ops/README.md`).
+#[cfg(feature = "python")]
+pub(super) mod python {
+    use crate::python::binding::*;
+
+    expose! {
+        /// Elementwise ``x + y`` with broadcasting. TF equivalent: ``tf.math.add``.
+        ///
+        /// >>> print(gt.add(gt.constant([1.0, 2.0, 3.0]), 2.0))
+        /// gt.Tensor([3. 4. 5.], shape=(3,), dtype=float32)
+        binary add = ops::add, in [gt, math];
+        /// Elementwise ``x - y`` with broadcasting. TF equivalent: ``tf.math.subtract``.
+        ///
+        /// >>> print(gt.subtract(gt.constant([1.0, 2.0, 3.0]), 2.0))
+        /// gt.Tensor([-1.  0.  1.], shape=(3,), dtype=float32)
+        binary subtract = ops::subtract, in [gt, math];
+        /// Elementwise ``x * y`` with broadcasting. TF equivalent: ``tf.math.multiply``.
+        ///
+        /// >>> print(gt.multiply(gt.constant([1.0, 2.0, 3.0]), 2.0))
+        /// gt.Tensor([2. 4. 6.], shape=(3,), dtype=float32)
+        binary multiply = ops::multiply, in [gt, math];
+        /// Elementwise ``x / y`` with broadcasting. TF equivalent: ``tf.math.divide``.
+        ///
+        /// >>> print(gt.divide(gt.constant([1.0, 2.0, 3.0]), 2.0))
+        /// gt.Tensor([0.5 1.  1.5], shape=(3,), dtype=float32)
+        binary divide = ops::divide, in [gt, math];
+        /// Elementwise ``x / y`` (integers divide to floats, as in TF). TF equivalent:
+        /// ``tf.math.truediv``.
+        ///
+        /// >>> print(gt.truediv(gt.constant([1, 2, 3]), 2))
+        /// gt.Tensor([0.5 1.  1.5], shape=(3,), dtype=float64)
+        binary truediv = ops::truediv, in [gt, math];
+        /// Elementwise ``x // y`` (rounds toward negative infinity). TF equivalent:
+        /// ``tf.math.floordiv``.
+        ///
+        /// >>> print(gt.floordiv(gt.constant([-3, 3, 7]), 2))
+        /// gt.Tensor([-2  1  3], shape=(3,), dtype=int32)
+        binary floordiv = ops::floordiv, in [gt, math];
+        /// Elementwise remainder of ``floordiv``; the result has the sign of ``y``. TF equivalent:
+        /// ``tf.math.floormod``.
+        ///
+        /// >>> print(gt.floormod(gt.constant([-3, 3, 7]), 2))
+        /// gt.Tensor([1 1 1], shape=(3,), dtype=int32)
+        binary floormod = ops::floormod, in [gt, math];
+        /// Elementwise ``x ** y``. TF equivalent: ``tf.math.pow``.
+        ///
+        /// >>> print(gt.pow(gt.constant([1.0, 2.0, 3.0]), 2.0))
+        /// gt.Tensor([1. 4. 9.], shape=(3,), dtype=float32)
+        binary pow = ops::pow, in [gt, math];
+        /// Elementwise larger of ``x`` and ``y``. TF equivalent: ``tf.math.maximum``.
+        ///
+        /// >>> print(gt.maximum(gt.constant([1.0, 2.0, 3.0]), 2.0))
+        /// gt.Tensor([2. 2. 3.], shape=(3,), dtype=float32)
+        binary maximum = ops::maximum, in [gt, math];
+        /// Elementwise smaller of ``x`` and ``y``. TF equivalent: ``tf.math.minimum``.
+        ///
+        /// >>> print(gt.minimum(gt.constant([1.0, 2.0, 3.0]), 2.0))
+        /// gt.Tensor([1. 2. 2.], shape=(3,), dtype=float32)
+        binary minimum = ops::minimum, in [gt, math];
+        /// Elementwise ``(x - y) ** 2``. TF equivalent: ``tf.math.squared_difference``.
+        ///
+        /// >>> print(gt.squared_difference(gt.constant([1.0, 2.0, 3.0]), 2.0))
+        /// gt.Tensor([1. 0. 1.], shape=(3,), dtype=float32)
+        binary squared_difference = ops::squared_difference, in [gt, math];
+        /// Elementwise arctangent of ``y / x`` with the quadrant of ``(x, y)``; the first argument
+        /// is ``y``. TF equivalent: ``tf.math.atan2``.
+        ///
+        /// >>> print(gt.atan2(gt.constant([1.0, -1.0]), -1.0))
+        /// gt.Tensor([ 2.3561945 -2.3561945], shape=(2,), dtype=float32)
+        binary atan2 = ops::atan2, in [gt, math];
+    }
+}

@@ -140,3 +140,36 @@ pub fn angle(x: &Tensor) -> Result<Tensor> {
         d => Err(Error::unsupported("Angle", d)),
     }
 }
+
+/// The Python functions of this family: bindings and where they appear (see
+/// `src/ops/README.md`).
+#[cfg(feature = "python")]
+pub(super) mod python {
+    use crate::python::binding::*;
+
+    expose! {
+        /// The real part of a complex tensor (a real tensor passes through). TF equivalent:
+        /// ``tf.math.real``.
+        ///
+        /// >>> print(gt.real(gt.constant([1 + 2j])))
+        /// gt.Tensor([1.], shape=(1,), dtype=float64)
+        unary real = ops::real, in [gt, math];
+        /// The imaginary part of a complex tensor (zeros for a real tensor). TF equivalent:
+        /// ``tf.math.imag``.
+        ///
+        /// >>> print(gt.imag(gt.constant([1 + 2j])))
+        /// gt.Tensor([2.], shape=(1,), dtype=float64)
+        unary imag = ops::imag, in [gt, math];
+        /// Elementwise argument of a complex tensor. TF equivalent: ``tf.math.angle``.
+        ///
+        /// >>> print(gt.angle(gt.constant([1j])))
+        /// gt.Tensor([1.57079633], shape=(1,), dtype=float64)
+        unary angle = ops::angle, in [gt, math];
+        /// A complex tensor from real and imaginary parts (float32 gives complex64). TF equivalent:
+        /// ``tf.complex``.
+        ///
+        /// >>> print(gt.complex(gt.constant([1.0]), gt.constant([2.0])))
+        /// gt.Tensor([1.+2.j], shape=(1,), dtype=complex64)
+        binary complex = ops::complex, in [gt, math];
+    }
+}

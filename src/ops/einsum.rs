@@ -366,6 +366,54 @@ pub fn einsum(equation: &str, inputs: &[Tensor]) -> Result<Tensor> {
     permute(&acc.t, &perm)
 }
 
+/// The Python functions of this family: bindings and where they appear (see
+/// `src/ops/README.md`).
+#[cfg(feature = "python")]
+pub(super) mod python {
+    use crate::python::binding::*;
+
+    /// Einstein summation. TF equivalent: `tf.einsum(equation, *inputs)`.
+    ///
+    /// >>> import gradtape as gt
+    /// >>> gt.einsum("ij,jk->ik", gt.constant([[1.0, 2.0]]), gt.constant([[3.0], [4.0]])).numpy().tolist()
+    /// [[11.0]]
+    #[pyfunction]
+    #[pyo3(signature = (equation, *inputs, **kwargs))]
+    fn einsum(
+        py: Python<'_>,
+        equation: &str,
+        inputs: &Bound<'_, pyo3::types::PyTuple>,
+        kwargs: Option<&Bound<'_, pyo3::types::PyDict>>,
+    ) -> PyResult<PyTensor> {
+        if let Some(kw) = kwargs {
+            for k in kw.keys() {
+                let k: String = k.extract()?;
+                if k != "name" && k != "optimize" {
+                    return Err(pyo3::exceptions::PyTypeError::new_err(format!(
+                        "einsum() got an unexpected keyword argument '{k}'"
+                    )));
+                }
+            }
+        }
+        let mut ts: Vec<crate::tensor::Tensor> = Vec::with_capacity(inputs.len());
+        let first = inputs
+            .iter()
+            .find_map(|x| crate::python::convert::as_tensor(&x).map(|t| t.dtype()));
+        for x in inputs.iter() {
+            ts.push(match crate::python::convert::as_tensor(&x) {
+                Some(t) => t,
+                None => crate::python::convert::convert_value(&x, first)?,
+            });
+        }
+        let n = ts.iter().map(|t| t.size()).max().unwrap_or(0);
+        Ok(heavy(py, n, || ops::einsum(equation, &ts))?.into())
+    }
+
+    expose! {
+        fn einsum in [gt, linalg]: "(equation: str, *inputs: TensorLike, **kwargs: Any) -> Tensor";
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -128,3 +128,90 @@ impl Op for Select {
         Ok(grads![None, gx, gy])
     }
 }
+
+/// The Python functions of this family: bindings and where they appear (see
+/// `src/ops/README.md`).
+#[cfg(feature = "python")]
+pub(super) mod python {
+    use crate::python::binding::*;
+
+    /// ``x`` where ``condition`` is true, else ``y`` (broadcasting). Only the three-argument
+    /// form is supported. TF equivalent: ``tf.where``.
+    ///
+    /// >>> print(gt.where([True, False], gt.constant([1.0, 2.0]), gt.constant([10.0, 20.0])))
+    /// gt.Tensor([ 1. 20.], shape=(2,), dtype=float32)
+    #[pyfunction]
+    #[pyo3(name = "where", signature = (condition, x=None, y=None, name=None))]
+    fn where_(
+        py: Python<'_>,
+        condition: &Bound<'_, PyAny>,
+        x: Option<&Bound<'_, PyAny>>,
+        y: Option<&Bound<'_, PyAny>>,
+        name: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
+        let _ = name;
+        let c = crate::python::convert::to_tensor(condition, Some(crate::DType::Bool))?;
+        let (Some(x), Some(y)) = (x, y) else {
+            return Err(pyo3::exceptions::PyValueError::new_err(
+                "gt.where with only a condition (indices of true elements) is not supported; pass x and y",
+            ));
+        };
+        let (a, b) = pair(x, y)?;
+        let n = a.size().max(b.size());
+        Ok(crate::python::heavy(py, n, || ops::where_(&c, &a, &b))?.into())
+    }
+
+    expose! {
+        /// Elementwise ``not x`` of a bool tensor. TF equivalent: ``tf.math.logical_not``.
+        ///
+        /// >>> print(gt.logical_not(gt.constant([True, False])))
+        /// gt.Tensor([False  True], shape=(2,), dtype=bool)
+        unary logical_not = ops::logical_not, in [gt, math];
+        /// Elementwise ``x == y`` as a bool tensor. TF equivalent: ``tf.math.equal``.
+        ///
+        /// >>> print(gt.equal(gt.constant([1.0, 2.0, 3.0]), 2.0))
+        /// gt.Tensor([False  True False], shape=(3,), dtype=bool)
+        binary equal = ops::equal, in [gt, math];
+        /// Elementwise ``x != y`` as a bool tensor. TF equivalent: ``tf.math.not_equal``.
+        ///
+        /// >>> print(gt.not_equal(gt.constant([1.0, 2.0, 3.0]), 2.0))
+        /// gt.Tensor([ True False  True], shape=(3,), dtype=bool)
+        binary not_equal = ops::not_equal, in [gt, math];
+        /// Elementwise ``x < y`` as a bool tensor. TF equivalent: ``tf.math.less``.
+        ///
+        /// >>> print(gt.less(gt.constant([1.0, 2.0, 3.0]), 2.0))
+        /// gt.Tensor([ True False False], shape=(3,), dtype=bool)
+        binary less = ops::less, in [gt, math];
+        /// Elementwise ``x <= y`` as a bool tensor. TF equivalent: ``tf.math.less_equal``.
+        ///
+        /// >>> print(gt.less_equal(gt.constant([1.0, 2.0, 3.0]), 2.0))
+        /// gt.Tensor([ True  True False], shape=(3,), dtype=bool)
+        binary less_equal = ops::less_equal, in [gt, math];
+        /// Elementwise ``x > y`` as a bool tensor. TF equivalent: ``tf.math.greater``.
+        ///
+        /// >>> print(gt.greater(gt.constant([1.0, 2.0, 3.0]), 2.0))
+        /// gt.Tensor([False False  True], shape=(3,), dtype=bool)
+        binary greater = ops::greater, in [gt, math];
+        /// Elementwise ``x >= y`` as a bool tensor. TF equivalent: ``tf.math.greater_equal``.
+        ///
+        /// >>> print(gt.greater_equal(gt.constant([1.0, 2.0, 3.0]), 2.0))
+        /// gt.Tensor([False  True  True], shape=(3,), dtype=bool)
+        binary greater_equal = ops::greater_equal, in [gt, math];
+        /// Elementwise ``x and y`` of bool tensors. TF equivalent: ``tf.math.logical_and``.
+        ///
+        /// >>> print(gt.logical_and(gt.constant([True, False]), True))
+        /// gt.Tensor([ True False], shape=(2,), dtype=bool)
+        binary logical_and = ops::logical_and, in [gt, math];
+        /// Elementwise ``x or y`` of bool tensors. TF equivalent: ``tf.math.logical_or``.
+        ///
+        /// >>> print(gt.logical_or(gt.constant([True, False]), False))
+        /// gt.Tensor([ True False], shape=(2,), dtype=bool)
+        binary logical_or = ops::logical_or, in [gt, math];
+        /// Elementwise ``x xor y`` of bool tensors. TF equivalent: ``tf.math.logical_xor``.
+        ///
+        /// >>> print(gt.logical_xor(gt.constant([True, False]), True))
+        /// gt.Tensor([False  True], shape=(2,), dtype=bool)
+        binary logical_xor = ops::logical_xor, in [gt, math];
+        fn where_ as "where" in [gt]: "(condition: TensorLike, x: TensorLike | None=None, y: TensorLike | None=None, name: str | None=None) -> Tensor";
+    }
+}

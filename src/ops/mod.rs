@@ -42,6 +42,36 @@ pub use unary::*;
 
 pub(crate) use crate::tape::stack::record;
 
+/// Every family's Python functions (its `python` module's `expose!` table).
+#[cfg(feature = "python")]
+pub(crate) const PYTHON: &[crate::python::expose::Family] = &[
+    family!(binary),
+    family!(complex),
+    family!(create),
+    family!(einsum),
+    family!(linalg),
+    family!(logic),
+    family!(nn),
+    family!(reduce),
+    family!(unary),
+    crate::python::expose::Family {
+        register: crate::python::ops::shape::register,
+        exports: crate::python::ops::shape::EXPORTS,
+    },
+];
+
+#[cfg(feature = "python")]
+macro_rules! family {
+    ($f:ident) => {
+        crate::python::expose::Family {
+            register: $f::python::register,
+            exports: $f::python::EXPORTS,
+        }
+    };
+}
+#[cfg(feature = "python")]
+use family;
+
 /// Gradients of an op's inputs, one per input (`None`: no gradient / not needed).
 pub type Grads = SmallVec<[Option<Tensor>; 2]>;
 

@@ -460,6 +460,233 @@ pub fn clip_by_norm(t: &Tensor, clip_norm: &Tensor, axes: Option<&[isize]>) -> R
     identity(&out)
 }
 
+/// The Python functions of this family: bindings and where they appear (see
+/// `src/ops/README.md`).
+#[cfg(feature = "python")]
+pub(super) mod python {
+    use crate::python::binding::*;
+
+    /// ``t`` clipped elementwise to ``[clip_value_min, clip_value_max]``. TF equivalent:
+    /// ``tf.clip_by_value``.
+    ///
+    /// >>> print(gt.clip_by_value(gt.constant([-2.0, 0.5, 3.0]), 0.0, 1.0))
+    /// gt.Tensor([0.  0.5 1. ], shape=(3,), dtype=float32)
+    #[pyfunction]
+    #[pyo3(signature = (t, clip_value_min, clip_value_max, name=None))]
+    fn clip_by_value(
+        py: Python<'_>,
+        t: &Bound<'_, PyAny>,
+        clip_value_min: &Bound<'_, PyAny>,
+        clip_value_max: &Bound<'_, PyAny>,
+        name: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
+        let _ = name;
+        let x = crate::python::convert::to_tensor(t, None)?;
+        let lo = crate::python::convert::to_tensor(clip_value_min, Some(x.dtype()))?;
+        let hi = crate::python::convert::to_tensor(clip_value_max, Some(x.dtype()))?;
+        Ok(crate::python::heavy(py, x.size(), || ops::clip_by_value(&x, &lo, &hi))?.into())
+    }
+
+    /// ``t`` rescaled so its L2 norm (over ``axes``, or all elements) is at most ``clip_norm``.
+    /// TF equivalent: ``tf.clip_by_norm``.
+    ///
+    /// >>> print(gt.clip_by_norm(gt.constant([3.0, 4.0]), 1.0))
+    /// gt.Tensor([0.6 0.8], shape=(2,), dtype=float32)
+    #[pyfunction]
+    #[pyo3(signature = (t, clip_norm, axes=None, name=None))]
+    fn clip_by_norm(
+        py: Python<'_>,
+        t: &Bound<'_, PyAny>,
+        clip_norm: &Bound<'_, PyAny>,
+        axes: Option<&Bound<'_, PyAny>>,
+        name: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
+        let _ = name;
+        let x = crate::python::convert::to_tensor(t, None)?;
+        let c = crate::python::convert::to_tensor(clip_norm, Some(x.dtype()))?;
+        let axes = axes_arg(axes)?;
+        Ok(
+            crate::python::heavy(py, x.size(), || ops::clip_by_norm(&x, &c, axes.as_deref()))?
+                .into(),
+        )
+    }
+
+    expose! {
+        /// Elementwise ``-x``. TF equivalent: ``tf.math.negative``.
+        ///
+        /// >>> print(gt.negative(gt.constant([-1.0, 0.0, 2.0])))
+        /// gt.Tensor([ 1. -0. -2.], shape=(3,), dtype=float32)
+        unary negative = ops::neg, in [gt, math];
+        /// Elementwise absolute value (the modulus for complex ``x``, as a real tensor).
+        /// TF equivalent: ``tf.math.abs``.
+        ///
+        /// >>> print(gt.abs(gt.constant([-1.0, 0.0, 2.0])))
+        /// gt.Tensor([1. 0. 2.], shape=(3,), dtype=float32)
+        unary abs = ops::abs, in [gt, math];
+        /// Elementwise sign: -1, 0 or 1. TF equivalent: ``tf.math.sign``.
+        ///
+        /// >>> print(gt.sign(gt.constant([-1.0, 0.0, 2.0])))
+        /// gt.Tensor([-1.  0.  1.], shape=(3,), dtype=float32)
+        unary sign = ops::sign, in [gt, math];
+        /// Elementwise ``x * x``. TF equivalent: ``tf.math.square``.
+        ///
+        /// >>> print(gt.square(gt.constant([-1.0, 0.0, 2.0])))
+        /// gt.Tensor([1. 0. 4.], shape=(3,), dtype=float32)
+        unary square = ops::square, in [gt, math];
+        /// Elementwise square root. TF equivalent: ``tf.math.sqrt``.
+        ///
+        /// >>> print(gt.sqrt(gt.constant([0.0, 1.0, 4.0])))
+        /// gt.Tensor([0. 1. 2.], shape=(3,), dtype=float32)
+        unary sqrt = ops::sqrt, in [gt, math];
+        /// Elementwise ``1 / sqrt(x)``. TF equivalent: ``tf.math.rsqrt``.
+        ///
+        /// >>> print(gt.rsqrt(gt.constant([1.0, 4.0])))
+        /// gt.Tensor([1.  0.5], shape=(2,), dtype=float32)
+        unary rsqrt = ops::rsqrt, in [gt, math];
+        /// Elementwise ``1 / x``. TF equivalent: ``tf.math.reciprocal``.
+        ///
+        /// >>> print(gt.reciprocal(gt.constant([1.0, 2.0, 4.0])))
+        /// gt.Tensor([1.   0.5  0.25], shape=(3,), dtype=float32)
+        unary reciprocal = ops::reciprocal, in [gt, math];
+        /// Elementwise ``e ** x``. TF equivalent: ``tf.math.exp``.
+        ///
+        /// >>> print(gt.exp(gt.constant([0.0, 1.0])))
+        /// gt.Tensor([1.        2.7182817], shape=(2,), dtype=float32)
+        unary exp = ops::exp, in [gt, math];
+        /// Elementwise ``exp(x) - 1``, accurate near 0. TF equivalent: ``tf.math.expm1``.
+        ///
+        /// >>> print(gt.expm1(gt.constant([0.0, 1.0])))
+        /// gt.Tensor([0.        1.7182817], shape=(2,), dtype=float32)
+        unary expm1 = ops::expm1, in [gt, math];
+        /// Elementwise natural logarithm. TF equivalent: ``tf.math.log``.
+        ///
+        /// >>> print(gt.log(gt.constant([1.0, 2.0])))
+        /// gt.Tensor([0.        0.6931472], shape=(2,), dtype=float32)
+        unary log = ops::log, in [gt, math];
+        /// Elementwise ``log(1 + x)``, accurate near 0. TF equivalent: ``tf.math.log1p``.
+        ///
+        /// >>> print(gt.log1p(gt.constant([0.0, 1.0])))
+        /// gt.Tensor([0.        0.6931472], shape=(2,), dtype=float32)
+        unary log1p = ops::log1p, in [gt, math];
+        /// Elementwise sine. TF equivalent: ``tf.math.sin``.
+        ///
+        /// >>> print(gt.sin(gt.constant([0.0, 1.0])))
+        /// gt.Tensor([0.         0.84147096], shape=(2,), dtype=float32)
+        unary sin = ops::sin, in [gt, math];
+        /// Elementwise cosine. TF equivalent: ``tf.math.cos``.
+        ///
+        /// >>> print(gt.cos(gt.constant([0.0, 1.0])))
+        /// gt.Tensor([1.        0.5403023], shape=(2,), dtype=float32)
+        unary cos = ops::cos, in [gt, math];
+        /// Elementwise tangent. TF equivalent: ``tf.math.tan``.
+        ///
+        /// >>> print(gt.tan(gt.constant([0.0, 1.0])))
+        /// gt.Tensor([0.        1.5574077], shape=(2,), dtype=float32)
+        unary tan = ops::tan, in [gt, math];
+        /// Elementwise arcsine. TF equivalent: ``tf.math.asin``.
+        ///
+        /// >>> print(gt.asin(gt.constant([0.0, 1.0])))
+        /// gt.Tensor([0.        1.5707964], shape=(2,), dtype=float32)
+        unary asin = ops::asin, in [gt, math];
+        /// Elementwise arccosine. TF equivalent: ``tf.math.acos``.
+        ///
+        /// >>> print(gt.acos(gt.constant([0.0, 1.0])))
+        /// gt.Tensor([1.5707964 0.       ], shape=(2,), dtype=float32)
+        unary acos = ops::acos, in [gt, math];
+        /// Elementwise arctangent. TF equivalent: ``tf.math.atan``.
+        ///
+        /// >>> print(gt.atan(gt.constant([0.0, 1.0])))
+        /// gt.Tensor([0.        0.7853982], shape=(2,), dtype=float32)
+        unary atan = ops::atan, in [gt, math];
+        /// Elementwise hyperbolic sine. TF equivalent: ``tf.math.sinh``.
+        ///
+        /// >>> print(gt.sinh(gt.constant([0.0, 1.0])))
+        /// gt.Tensor([0.        1.1752012], shape=(2,), dtype=float32)
+        unary sinh = ops::sinh, in [gt, math];
+        /// Elementwise hyperbolic cosine. TF equivalent: ``tf.math.cosh``.
+        ///
+        /// >>> print(gt.cosh(gt.constant([0.0, 1.0])))
+        /// gt.Tensor([1.        1.5430806], shape=(2,), dtype=float32)
+        unary cosh = ops::cosh, in [gt, math];
+        /// Elementwise hyperbolic tangent. TF equivalent: ``tf.math.tanh``.
+        ///
+        /// >>> print(gt.tanh(gt.constant([0.0, 1.0])))
+        /// gt.Tensor([0.        0.7615942], shape=(2,), dtype=float32)
+        unary tanh = ops::tanh, in [gt, math, nn];
+        /// Elementwise logistic function ``1 / (1 + exp(-x))``. TF equivalent: ``tf.math.sigmoid``.
+        ///
+        /// >>> print(gt.sigmoid(gt.constant([0.0, 2.0])))
+        /// gt.Tensor([0.5      0.880797], shape=(2,), dtype=float32)
+        unary sigmoid = ops::sigmoid, in [gt, math, nn];
+        /// Elementwise Gauss error function. TF equivalent: ``tf.math.erf``.
+        ///
+        /// >>> print(gt.erf(gt.constant([0.0, 1.0])))
+        /// gt.Tensor([0.        0.8427008], shape=(2,), dtype=float32)
+        unary erf = ops::erf, in [gt, math];
+        /// Elementwise ``max(x, 0)``. TF equivalent: ``tf.nn.relu``.
+        ///
+        /// >>> print(gt.nn.relu(gt.constant([-1.0, 0.0, 2.0])))
+        /// gt.Tensor([0. 0. 2.], shape=(3,), dtype=float32)
+        unary relu = ops::relu, in [nn];
+        /// Exponential linear unit: ``x`` if ``x > 0`` else ``exp(x) - 1``. TF equivalent:
+        /// ``tf.nn.elu``.
+        ///
+        /// >>> print(gt.nn.elu(gt.constant([-1.0, 0.0, 2.0])))
+        /// gt.Tensor([-0.63212055  0.          2.        ], shape=(3,), dtype=float32)
+        unary elu = ops::elu, in [nn];
+        /// Elementwise ``log(exp(x) + 1)``, computed stably. TF equivalent: ``tf.math.softplus``.
+        ///
+        /// >>> print(gt.math.softplus(gt.constant([0.0, 1.0])))
+        /// gt.Tensor([0.6931472 1.3132617], shape=(2,), dtype=float32)
+        unary softplus = ops::softplus, in [math, nn];
+        /// Elementwise ``x / (|x| + 1)``. TF equivalent: ``tf.math.softsign``.
+        ///
+        /// >>> print(gt.nn.softsign(gt.constant([-1.0, 3.0])))
+        /// gt.Tensor([-0.5   0.75], shape=(2,), dtype=float32)
+        unary softsign = ops::softsign, in [nn];
+        /// Elementwise complex conjugate (real tensors are returned unchanged). TF equivalent:
+        /// ``tf.math.conj``.
+        ///
+        /// >>> print(gt.conj(gt.constant([1 + 2j])))
+        /// gt.Tensor([1.-2.j], shape=(1,), dtype=complex128)
+        unary conj = ops::conj, in [gt, math];
+        /// A tensor with the value of ``x``; recorded, so its gradient is the incoming one.
+        /// TF equivalent: ``tf.identity``.
+        ///
+        /// >>> print(gt.identity(gt.constant([1.0, 2.0])))
+        /// gt.Tensor([1. 2.], shape=(2,), dtype=float32)
+        unary identity = ops::identity, in [gt];
+        /// The value of ``x``, treated as a constant by tapes (no gradient flows through it).
+        /// TF equivalent: ``tf.stop_gradient``.
+        ///
+        /// >>> x = gt.constant(3.0)
+        /// >>> with gt.GradientTape() as t:
+        /// ...     t.watch(x)
+        /// ...     y = x * gt.stop_gradient(x)
+        /// >>> print(t.gradient(y, x))
+        /// gt.Tensor(3.0, shape=(), dtype=float32)
+        unary stop_gradient = ops::stop_gradient, in [gt];
+        /// Elementwise rounding to the nearest integer, halves to even. TF equivalent:
+        /// ``tf.math.round``.
+        ///
+        /// >>> print(gt.round(gt.constant([0.5, 1.5, 2.7])))
+        /// gt.Tensor([0. 2. 3.], shape=(3,), dtype=float32)
+        unary round = ops::round, in [gt, math];
+        /// Elementwise largest integer not greater than ``x``. TF equivalent: ``tf.math.floor``.
+        ///
+        /// >>> print(gt.floor(gt.constant([-1.5, 2.5])))
+        /// gt.Tensor([-2.  2.], shape=(2,), dtype=float32)
+        unary floor = ops::floor, in [gt, math];
+        /// Elementwise smallest integer not less than ``x``. TF equivalent: ``tf.math.ceil``.
+        ///
+        /// >>> print(gt.math.ceil(gt.constant([-1.5, 2.5])))
+        /// gt.Tensor([-1.  3.], shape=(2,), dtype=float32)
+        unary ceil = ops::ceil, in [math];
+        fn clip_by_value in [gt]: "(t: TensorLike, clip_value_min: TensorLike, clip_value_max: TensorLike, name: str | None=None) -> Tensor";
+        fn clip_by_norm in [gt]: "(t: TensorLike, clip_norm: TensorLike, axes: AxisLike | None=None, name: str | None=None) -> Tensor";
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,15 +1,18 @@
 //! Python bindings (cargo feature `python`): argument conversion, one engine call,
 //! result or error conversion. No math and no shape logic live here.
 
+pub(crate) mod args;
+pub(crate) mod binding;
 mod callback;
-mod convert;
+pub(crate) mod convert;
 mod entry;
-mod errors;
+pub(crate) mod errors;
 mod experimental;
+pub(crate) mod expose;
 mod index;
-mod ops;
+pub(crate) mod ops;
 mod tape;
-mod tensor;
+pub(crate) mod tensor;
 mod variable;
 
 use pyo3::prelude::*;
@@ -63,7 +66,7 @@ fn _gradtape(m: &Bound<'_, PyModule>) -> PyResult<()> {
     for dt in DType::ALL {
         m.add(dt.name(), tensor::PyDType { dt })?;
     }
-    ops::register(m)?;
+    expose::register(m)?;
     callback::register(m)?;
     experimental::register(m)?;
     m.add_function(wrap_pyfunction!(entry::_panic_for_test, m)?)?;

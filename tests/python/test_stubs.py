@@ -47,6 +47,13 @@ def _run(args):
     )
 
 
+def test_generated_blocks_are_current():
+    """The namespaces' native imports, their ``__all__`` and the op stubs are written by
+    scripts/gen-api from the ops' expose! tables; a table changed without a re-run fails here."""
+    r = _run([str(ROOT / "scripts" / "gen-api"), "--check"])
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
 def test_stubtest():
     r = _run(["-m", "mypy.stubtest", "gradtape._gradtape", "--allowlist", str(ALLOWLIST)])
     assert r.returncode == 0, r.stdout + r.stderr

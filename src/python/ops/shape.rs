@@ -4,9 +4,9 @@ use pyo3::prelude::*;
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
 
-use super::{axes_arg, dims_arg, shape_arg};
 use crate::dtype::DType;
 use crate::ops;
+use crate::python::args::{axes_arg, dims_arg, shape_arg};
 use crate::python::convert::{as_tensor, to_dtype, to_tensor};
 use crate::python::errors::InvalidArgumentError;
 use crate::python::heavy;
@@ -496,7 +496,7 @@ fn tensordot(
     name: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<PyTensor> {
     let _ = name;
-    let (x, y) = super::pair(a, b)?;
+    let (x, y) = crate::python::args::pair(a, b)?;
     let spec = if let Ok(n) = axes.extract::<i64>().or_else(|e| {
         // A scalar int tensor counts as an int (not a float one: no silent truncation).
         match as_tensor(axes).filter(|t| t.ndim() == 0) {
@@ -575,30 +575,25 @@ fn rank(input: &Bound<'_, PyAny>, name: Option<&Bound<'_, PyAny>>) -> PyResult<P
     Ok(ops::rank(&x)?.into())
 }
 
-pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    for f in [
-        wrap_pyfunction!(reshape, m)?,
-        wrap_pyfunction!(transpose, m)?,
-        wrap_pyfunction!(expand_dims, m)?,
-        wrap_pyfunction!(squeeze, m)?,
-        wrap_pyfunction!(broadcast_to, m)?,
-        wrap_pyfunction!(concat, m)?,
-        wrap_pyfunction!(stack, m)?,
-        wrap_pyfunction!(unstack, m)?,
-        wrap_pyfunction!(split, m)?,
-        wrap_pyfunction!(tile, m)?,
-        wrap_pyfunction!(pad, m)?,
-        wrap_pyfunction!(slice, m)?,
-        wrap_pyfunction!(gather, m)?,
-        wrap_pyfunction!(gather_nd, m)?,
-        wrap_pyfunction!(one_hot, m)?,
-        wrap_pyfunction!(boolean_mask, m)?,
-        wrap_pyfunction!(tensordot, m)?,
-        wrap_pyfunction!(shape, m)?,
-        wrap_pyfunction!(size, m)?,
-        wrap_pyfunction!(rank, m)?,
-    ] {
-        m.add_function(f)?;
-    }
-    Ok(())
+crate::python::expose::expose! {
+    fn reshape in [gt]: "(tensor: TensorLike, shape: ShapeLike, name: str | None=None) -> Tensor";
+    fn transpose in [gt]: "(a: TensorLike, perm: ShapeLike | None=None, conjugate: _bool=False, name: str | None=None) -> Tensor";
+    fn expand_dims in [gt]: "(input: TensorLike, axis: int, name: str | None=None) -> Tensor";
+    fn squeeze in [gt]: "(input: TensorLike, axis: AxisLike | None=None, name: str | None=None) -> Tensor";
+    fn broadcast_to in [gt]: "(input: TensorLike, shape: ShapeLike, name: str | None=None) -> Tensor";
+    fn concat in [gt]: "(values: Sequence[TensorLike] | Tensor, axis: int | Tensor, name: str | None=None) -> Tensor";
+    fn stack in [gt]: "(values: Sequence[TensorLike] | Tensor, axis: int=0, name: str | None=None) -> Tensor";
+    fn unstack in [gt]: "(value: TensorLike, num: int | None=None, axis: int=0, name: str | None=None) -> list[Tensor]";
+    fn split in [gt]: "(value: TensorLike, num_or_size_splits: int | Sequence[int] | Tensor, axis: int=0, num: int | None=None, name: str | None=None) -> list[Tensor]";
+    fn tile in [gt]: "(input: TensorLike, multiples: ShapeLike, name: str | None=None) -> Tensor";
+    fn pad in [gt]: "(tensor: TensorLike, paddings: TensorLike, mode: str='CONSTANT', constant_values: TensorLike | None=None, name: str | None=None) -> Tensor";
+    fn slice in [gt]: "(input_: TensorLike, begin: ShapeLike, size: TensorLike, name: str | None=None) -> Tensor";
+    fn gather in [gt]: "(params: TensorLike, indices: TensorLike, validate_indices: _bool | None=None, axis: int | Tensor | None=None, batch_dims: int=0, name: str | None=None) -> Tensor";
+    fn gather_nd in [gt]: "(params: TensorLike, indices: TensorLike, batch_dims: int=0, name: str | None=None) -> Tensor";
+    fn one_hot in [gt]: "(indices: TensorLike, depth: int | Tensor, on_value: TensorLike | None=None, off_value: TensorLike | None=None, axis: int | Tensor | None=None, dtype: DTypeLike | None=None, name: str | None=None) -> Tensor";
+    fn boolean_mask in [gt]: "(tensor: TensorLike, mask: TensorLike, axis: int | Tensor | None=None, name: str | None=None) -> Tensor";
+    fn tensordot in [gt, linalg]: "(a: TensorLike, b: TensorLike, axes: int | Sequence[int | Sequence[int]] | Tensor, name: str | None=None) -> Tensor";
+    fn shape in [gt]: "(input: TensorLike, out_type: DTypeLike | None=None, name: str | None=None) -> Tensor";
+    fn size in [gt]: "(input: TensorLike, out_type: DTypeLike | None=None, name: str | None=None) -> Tensor";
+    fn rank in [gt]: "(input: TensorLike, name: str | None=None) -> Tensor";
 }

@@ -1,0 +1,16 @@
+//! What an op family's `python` module (its bindings, see `expose`) uses, in one import.
+
+// A prelude: each family uses part of it.
+#![allow(unused_imports)]
+
+pub(crate) use pyo3::prelude::*;
+
+pub(crate) use super::args::{axes_arg, dims_arg, pair, shape_arg};
+pub(crate) use super::convert::{as_tensor, convert_value, to_dtype, to_tensor};
+pub(crate) use super::errors::InvalidArgumentError;
+pub(crate) use super::expose::expose;
+pub(crate) use super::heavy;
+pub(crate) use super::tensor::PyTensor;
+pub(crate) use crate::dtype::DType;
+pub(crate) use crate::ops;
+pub(crate) use crate::tensor::Tensor;
