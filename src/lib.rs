@@ -74,10 +74,8 @@
 //! # Ok::<(), gradtape::Error>(())
 //! ```
 
-// Every unsafe operation sits in its own block with a `SAFETY:` comment saying why
-// it is sound, also inside `unsafe fn`s.
-#![deny(unsafe_op_in_unsafe_fn)]
-#![deny(clippy::undocumented_unsafe_blocks)]
+// Lints (Cargo.toml's [lints]): every unsafe operation sits in its own block with a
+// `SAFETY:` comment saying why it is sound, also inside `unsafe fn`s.
 
 #[macro_use]
 mod macros;

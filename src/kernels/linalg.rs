@@ -258,8 +258,8 @@ fn lu_det<T: La>(m: ArrayView2<'_, T>) -> (T, f64, T) {
     for i in 0..u.nrows() {
         // SAFETY: diagonal entry inside the matrix.
         let d = unsafe { *p.offset(i as isize * step) };
-        det = det * d;
-        sign = sign * d.unit();
+        det *= d;
+        sign *= d.unit();
         logabs += d.abs64().ln();
     }
     (sign, logabs, det)

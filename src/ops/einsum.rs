@@ -438,15 +438,15 @@ mod tests {
         );
         let s = seq(&[3, 3]);
         close(
-            &vals(&einsum("ii", &[s.clone()]).unwrap()),
+            &vals(&einsum("ii", std::slice::from_ref(&s)).unwrap()),
             &[-2.0 + 2.0 + 6.0],
         );
         close(
-            &vals(&einsum("ii->i", &[s.clone()]).unwrap()),
+            &vals(&einsum("ii->i", std::slice::from_ref(&s)).unwrap()),
             &[-2.0, 2.0, 6.0],
         );
         close(
-            &vals(&einsum("ij->ji", &[a.clone()]).unwrap()),
+            &vals(&einsum("ij->ji", std::slice::from_ref(&a)).unwrap()),
             &vals(&transpose(&a, None).unwrap()),
         );
         let o = einsum(
@@ -457,7 +457,7 @@ mod tests {
         close(&vals(&o), &[3.0, 4.0, 5.0, 6.0, 8.0, 10.0]);
         // 'bxby->bxy': diagonal over two non-adjacent axes
         let x = seq(&[2, 2, 2, 3]);
-        let y = einsum("bxby->bxy", &[x.clone()]).unwrap();
+        let y = einsum("bxby->bxy", std::slice::from_ref(&x)).unwrap();
         assert_eq!(y.shape(), &[2, 2, 3]);
         let xv = vals(&x);
         let want: Vec<f64> = (0..2)
@@ -475,17 +475,19 @@ mod tests {
 
     #[test]
     fn gradient_of_trace_is_identity() {
-        let g = grad(&seq(&[3, 3]), None, |m| einsum("ii", &[m.clone()]).unwrap());
+        let g = grad(&seq(&[3, 3]), None, |m| {
+            einsum("ii", std::slice::from_ref(m)).unwrap()
+        });
         close(&g, &[1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0]);
     }
 
     #[test]
     fn bad_equations() {
         let a = seq(&[2, 3]);
-        assert!(einsum("ij,jk->ik", &[a.clone()]).is_err());
-        assert!(einsum("ijk->i", &[a.clone()]).is_err());
-        assert!(einsum("ij->iz", &[a.clone()]).is_err());
-        assert!(einsum("ii->i", &[a.clone()]).is_err());
+        assert!(einsum("ij,jk->ik", std::slice::from_ref(&a)).is_err());
+        assert!(einsum("ijk->i", std::slice::from_ref(&a)).is_err());
+        assert!(einsum("ij->iz", std::slice::from_ref(&a)).is_err());
+        assert!(einsum("ii->i", std::slice::from_ref(&a)).is_err());
         assert!(einsum("ij,ij->i", &[a.clone(), seq(&[3, 2])]).is_err());
         assert!(einsum("i1->i", &[a]).is_err());
     }

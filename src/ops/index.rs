@@ -390,7 +390,7 @@ pub fn gather_nd(params: &Tensor, indices: &Tensor) -> Result<Tensor> {
     let lead: usize = indices.shape()[..indices.ndim() - 1].iter().product();
     // With k == 0 every row reads the whole of `params` (row 0): `lead` rows, which
     // may be many more than the indices hold (`[2**40, 0]`); no per-row work then.
-    let count = if k == 0 { lead } else { idx.len() / k };
+    let count = idx.len().checked_div(k).unwrap_or(lead);
     let tuples = if k == 0 { 0 } else { count };
     let mut maps_rows = crate::size::try_vec("GatherNd", tuples)?;
     for r in 0..tuples {

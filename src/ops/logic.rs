@@ -12,6 +12,8 @@ use crate::tensor::{Data, Tensor};
 macro_rules! compare {
     ($(#[$doc:meta])* $fname:ident, $tf:literal, |$p:ident, $q:ident| $body:expr) => {
         $(#[$doc])*
+        // Booleans compare as TF orders them (false < true).
+        #[allow(clippy::bool_comparison)]
         pub fn $fname(x: &Tensor, y: &Tensor) -> Result<Tensor> {
             // TF registers comparisons for every real dtype.
             Ok(Tensor::new(map_pair_to_bool!($tf, x.data(), y.data(),

@@ -687,6 +687,29 @@ pub(super) mod python {
     }
 }
 
+/// `sign · dy · k(x)` for sin's and cos's rules in one pass (see [`fused_grad`]): `k`
+/// is the other function's chunk kernel.
+fn fused_trig(
+    dy: &Tensor,
+    x: &Tensor,
+    k: fn(&[f32], &mut [std::mem::MaybeUninit<f32>]),
+    sign: f32,
+) -> Result<Option<Tensor>> {
+    use crate::kernels::elementwise::zip_chunk_kernel;
+    use crate::tensor::Data;
+    if crate::tape::stack::any_active() {
+        return Ok(None);
+    }
+    match (x.data(), dy.data()) {
+        (Data::F32(a), Data::F32(d)) => {
+            // SAFETY: the VMath chunk kernels write every element.
+            Ok(unsafe { zip_chunk_kernel(a, d, k, |d, c| sign * d * c) }?
+                .map(|r| Tensor::new(Data::F32(r.into_shared()))))
+        }
+        _ => Ok(None),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -730,7 +753,8 @@ mod tests {
         let w = Tensor::from_vec(ws, &[n]).unwrap();
         let x64 = crate::ops::cast(&x, crate::DType::F64).unwrap();
         let w64 = crate::ops::cast(&w, crate::DType::F64).unwrap();
-        let fs: [(&str, fn(&Tensor) -> Result<Tensor>); 6] = [
+        type UnaryFn = fn(&Tensor) -> Result<Tensor>;
+        let fs: [(&str, UnaryFn); 6] = [
             ("sin", sin),
             ("cos", cos),
             ("tanh", tanh),
@@ -829,28 +853,5 @@ mod tests {
             &vals(&clip_by_norm(&m, &Tensor::scalar(1.0f64), Some(&[1])).unwrap()),
             &[0.6, 0.8, 0.3, 0.4],
         );
-    }
-}
-
-/// `sign · dy · k(x)` for sin's and cos's rules in one pass (see [`fused_grad`]): `k`
-/// is the other function's chunk kernel.
-fn fused_trig(
-    dy: &Tensor,
-    x: &Tensor,
-    k: fn(&[f32], &mut [std::mem::MaybeUninit<f32>]),
-    sign: f32,
-) -> Result<Option<Tensor>> {
-    use crate::kernels::elementwise::zip_chunk_kernel;
-    use crate::tensor::Data;
-    if crate::tape::stack::any_active() {
-        return Ok(None);
-    }
-    match (x.data(), dy.data()) {
-        (Data::F32(a), Data::F32(d)) => {
-            // SAFETY: the VMath chunk kernels write every element.
-            Ok(unsafe { zip_chunk_kernel(a, d, k, |d, c| sign * d * c) }?
-                .map(|r| Tensor::new(Data::F32(r.into_shared()))))
-        }
-        _ => Ok(None),
     }
 }

@@ -56,18 +56,17 @@ pub(crate) fn convert_value(ob: &Bound<'_, PyAny>, hint: Option<DType>) -> PyRes
     }
     // numpy scalars keep their dtype, as in TF: `np.float64` subclasses `float` (and
     // `np.complex128` `complex`) but must not become float32 like a Python float.
-    if (ob.is_instance_of::<PyFloat>() && !ob.is_exact_instance_of::<PyFloat>())
-        || (ob.is_instance_of::<PyComplex>() && !ob.is_exact_instance_of::<PyComplex>())
+    if ((ob.is_instance_of::<PyFloat>() && !ob.is_exact_instance_of::<PyFloat>())
+        || (ob.is_instance_of::<PyComplex>() && !ob.is_exact_instance_of::<PyComplex>()))
+        && ob.hasattr("dtype")?
     {
-        if ob.hasattr("dtype")? {
-            let arr = ob.py().import("numpy")?.call_method1("asarray", (ob,))?;
-            if let Ok(a) = arr.cast::<PyUntypedArray>() {
-                let t = from_numpy(a)?;
-                return Ok(match hint {
-                    Some(d) if d != t.dtype() => ops::cast(&t, d)?,
-                    _ => t,
-                });
-            }
+        let arr = ob.py().import("numpy")?.call_method1("asarray", (ob,))?;
+        if let Ok(a) = arr.cast::<PyUntypedArray>() {
+            let t = from_numpy(a)?;
+            return Ok(match hint {
+                Some(d) if d != t.dtype() => ops::cast(&t, d)?,
+                _ => t,
+            });
         }
     }
     if ob.is_instance_of::<PyFloat>() {

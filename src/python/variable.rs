@@ -171,8 +171,7 @@ tensor_methods!(PyVariable, |self| self.v.read(), {
         Ok(format!(
             "<gt.Variable '{}' {}>",
             self.v.name(),
-            body.replacen("shape=", "shape=", 1)
-                .replacen(", dtype=", " dtype=", 1)
+            body.replacen(", dtype=", " dtype=", 1)
         ))
     }
 });
