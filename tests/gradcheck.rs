@@ -1,11 +1,15 @@
-//! Every core differentiable op against central finite differences, first and second
-//! order, in float64, through the public API only. The Python twin is
-//! `tests/python/test_gradcheck.py`; this table covers the Rust ops without Python.
+//! The crate's finite-difference checker (`tests/common`) on compositions through the
+//! public Rust API: complex ops through real-valued losses, and the checker's own
+//! ability to catch a wrong first or second derivative.
+//!
+//! Per-op gradient checks are driven by one table, `tests/python/op_specs.py` (run by
+//! `tests/python/test_gradcheck.py`); each family file in `src/ops/` also tests its
+//! rules in Rust.
 
 mod common;
 
 use common::*;
-use gradtape::ops::{self, Index};
+use gradtape::ops;
 use gradtape::Tensor;
 
 /// One op under test: inputs are drawn per input with `samplers` (one sampler is
@@ -26,17 +30,6 @@ fn shapes(cases: &[&[&[usize]]]) -> Vec<Vec<Vec<usize>>> {
         .collect()
 }
 
-const UNARY: &[&[&[usize]]] = &[&[&[]], &[&[3]], &[&[2, 3]], &[&[1, 3, 1]], &[&[0]]];
-const BINARY: &[&[&[usize]]] = &[
-    &[&[], &[]],
-    &[&[3], &[3]],
-    &[&[2, 3], &[3]],
-    &[&[3, 1], &[1, 4]],
-    &[&[2, 1, 3], &[4, 1]],
-    &[&[], &[2, 3]],
-    &[&[0, 3], &[3]],
-];
-
 fn row(name: &'static str, f: OpFn, cases: &[&[&[usize]]], samplers: &[Sampler]) -> Row {
     Row {
         name,
@@ -46,14 +39,6 @@ fn row(name: &'static str, f: OpFn, cases: &[&[&[usize]]], samplers: &[Sampler])
         distinct: false,
         order: 2,
     }
-}
-
-fn unary(name: &'static str, f: OpFn, s: Sampler) -> Row {
-    row(name, f, UNARY, &[s])
-}
-
-fn binary(name: &'static str, f: OpFn, s: &[Sampler]) -> Row {
-    row(name, f, BINARY, s)
 }
 
 fn run(rows: &[Row]) {
@@ -82,96 +67,6 @@ fn run(rows: &[Row]) {
     }
     assert!(checked > 0);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
-}
-
-#[test]
-fn unary_math() {
-    run(&[
-        unary("neg", |x| ops::neg(&x[0]), normal),
-        unary("identity", |x| ops::identity(&x[0]), normal),
-        unary("abs", |x| ops::abs(&x[0]), away0),
-        unary("sign", |x| ops::sign(&x[0]), away0),
-        unary("square", |x| ops::square(&x[0]), normal),
-        unary("sqrt", |x| ops::sqrt(&x[0]), positive),
-        unary("rsqrt", |x| ops::rsqrt(&x[0]), positive),
-        unary("reciprocal", |x| ops::reciprocal(&x[0]), positive),
-        unary("exp", |x| ops::exp(&x[0]), normal),
-        unary("expm1", |x| ops::expm1(&x[0]), normal),
-        unary("log", |x| ops::log(&x[0]), positive),
-        unary("log1p", |x| ops::log1p(&x[0]), positive),
-        unary("sin", |x| ops::sin(&x[0]), normal),
-        unary("cos", |x| ops::cos(&x[0]), normal),
-        unary("tan", |x| ops::tan(&x[0]), unit_open),
-        unary("asin", |x| ops::asin(&x[0]), unit_open),
-        unary("acos", |x| ops::acos(&x[0]), unit_open),
-        unary("atan", |x| ops::atan(&x[0]), normal),
-        unary("sinh", |x| ops::sinh(&x[0]), normal),
-        unary("cosh", |x| ops::cosh(&x[0]), normal),
-        unary("tanh", |x| ops::tanh(&x[0]), normal),
-        unary("sigmoid", |x| ops::sigmoid(&x[0]), normal),
-        unary("erf", |x| ops::erf(&x[0]), normal),
-        unary("relu", |x| ops::relu(&x[0]), away0),
-        unary("elu", |x| ops::elu(&x[0]), away0),
-        unary("softplus", |x| ops::softplus(&x[0]), normal),
-        unary("softsign", |x| ops::softsign(&x[0]), away0),
-    ]);
-}
-
-#[test]
-fn binary_arithmetic_with_broadcasting() {
-    run(&[
-        binary("add", |x| ops::add(&x[0], &x[1]), &[normal]),
-        binary("subtract", |x| ops::subtract(&x[0], &x[1]), &[normal]),
-        binary("multiply", |x| ops::multiply(&x[0], &x[1]), &[normal]),
-        binary("divide", |x| ops::divide(&x[0], &x[1]), &[normal, away0]),
-        binary("pow", |x| ops::pow(&x[0], &x[1]), &[positive, normal]),
-        binary(
-            "maximum",
-            |x| ops::maximum(&x[0], &x[1]),
-            &[grid, grid_offset],
-        ),
-        binary(
-            "minimum",
-            |x| ops::minimum(&x[0], &x[1]),
-            &[grid, grid_offset],
-        ),
-        binary(
-            "squared_difference",
-            |x| ops::squared_difference(&x[0], &x[1]),
-            &[normal],
-        ),
-        binary("atan2", |x| ops::atan2(&x[0], &x[1]), &[away0, normal]),
-        binary(
-            "floormod",
-            |x| ops::floormod(&x[0], &x[1]),
-            &[mod_numerator, mod_denominator],
-        ),
-        binary(
-            "where",
-            |x| {
-                let c = ops::greater(
-                    &ops::cos(&ops::range(0.0, 24.0, 1.0, gradtape::DType::F64)?)?,
-                    &Tensor::scalar(0.0f64),
-                )?;
-                let shape =
-                    gradtape::broadcast::broadcast_shapes("Where", x[0].shape(), x[1].shape())?;
-                let n: usize = shape.iter().product();
-                let c = ops::reshape(
-                    &ops::strided_slice(
-                        &c,
-                        &[Index::Slice {
-                            start: None,
-                            stop: Some(n as isize),
-                            step: 1,
-                        }],
-                    )?,
-                    &shape,
-                )?;
-                ops::where_(&c, &x[0], &x[1])
-            },
-            &[normal],
-        ),
-    ]);
 }
 
 #[test]
@@ -231,268 +126,6 @@ fn complex_through_real_losses() {
             },
             PAIRS,
             &[positive],
-        ),
-    ]);
-}
-
-#[test]
-fn reductions_and_scans() {
-    const R: &[&[&[usize]]] = &[&[&[3]], &[&[2, 3]], &[&[2, 1, 3]]];
-    const M: &[&[&[usize]]] = &[&[&[2, 3]], &[&[2, 1, 3]]];
-    let mut rows = vec![
-        row(
-            "reduce_sum",
-            |x| ops::reduce_sum(&x[0], None, false),
-            UNARY,
-            &[normal],
-        ),
-        row(
-            "reduce_sum_axis0",
-            |x| ops::reduce_sum(&x[0], Some(&[0]), false),
-            R,
-            &[normal],
-        ),
-        row(
-            "reduce_sum_keep",
-            |x| ops::reduce_sum(&x[0], Some(&[-1, 0]), true),
-            M,
-            &[normal],
-        ),
-        row(
-            "reduce_mean",
-            |x| ops::reduce_mean(&x[0], None, false),
-            R,
-            &[normal],
-        ),
-        row(
-            "reduce_mean_axis",
-            |x| ops::reduce_mean(&x[0], Some(&[-1]), true),
-            M,
-            &[normal],
-        ),
-        row(
-            "reduce_prod",
-            |x| ops::reduce_prod(&x[0], None, false),
-            R,
-            &[away0],
-        ),
-        row(
-            "reduce_prod_axis",
-            |x| ops::reduce_prod(&x[0], Some(&[1]), false),
-            M,
-            &[away0],
-        ),
-        row(
-            "cumsum",
-            |x| ops::cumsum(&x[0], 1, false, false),
-            M,
-            &[normal],
-        ),
-        row(
-            "cumsum_excl_rev",
-            |x| ops::cumsum(&x[0], -1, true, true),
-            M,
-            &[normal],
-        ),
-        row(
-            "cumprod",
-            |x| ops::cumprod(&x[0], 0, false, false),
-            M,
-            &[away0],
-        ),
-        row(
-            "cumprod_excl_rev",
-            |x| ops::cumprod(&x[0], -1, true, true),
-            M,
-            &[away0],
-        ),
-    ];
-    for mut r in [
-        row(
-            "reduce_max",
-            |x| ops::reduce_max(&x[0], None, false),
-            R,
-            &[normal],
-        ),
-        row(
-            "reduce_max_axis",
-            |x| ops::reduce_max(&x[0], Some(&[-1]), true),
-            M,
-            &[normal],
-        ),
-        row(
-            "reduce_min",
-            |x| ops::reduce_min(&x[0], None, false),
-            R,
-            &[normal],
-        ),
-        row(
-            "reduce_min_axis",
-            |x| ops::reduce_min(&x[0], Some(&[0]), false),
-            M,
-            &[normal],
-        ),
-    ] {
-        r.distinct = true;
-        rows.push(r);
-    }
-    run(&rows);
-}
-
-#[test]
-fn shapes_and_indexing() {
-    const M: &[&[&[usize]]] = &[&[&[2, 3]]];
-    const C: &[&[&[usize]]] = &[&[&[2, 3, 4]]];
-    run(&[
-        row("reshape", |x| ops::reshape(&x[0], &[3, 2]), M, &[normal]),
-        row(
-            "reshape_infer",
-            |x| ops::reshape_infer(&x[0], &[-1, 2]),
-            C,
-            &[normal],
-        ),
-        row("transpose", |x| ops::transpose(&x[0], None), C, &[normal]),
-        row(
-            "transpose_perm",
-            |x| ops::transpose(&x[0], Some(&[1, 2, 0])),
-            C,
-            &[normal],
-        ),
-        row(
-            "expand_dims",
-            |x| ops::expand_dims(&x[0], -1),
-            UNARY,
-            &[normal],
-        ),
-        row(
-            "squeeze",
-            |x| ops::squeeze(&x[0], None),
-            &[&[&[1, 3, 1]], &[&[1]]],
-            &[normal],
-        ),
-        row(
-            "squeeze_axis",
-            |x| ops::squeeze(&x[0], Some(&[0])),
-            &[&[&[1, 3, 1]]],
-            &[normal],
-        ),
-        row(
-            "broadcast_to",
-            |x| ops::broadcast_to(&x[0], &[4, 2, 3]),
-            &[&[&[]], &[&[3]], &[&[2, 1]], &[&[1, 2, 3]]],
-            &[normal],
-        ),
-        row(
-            "slice_int",
-            |x| ops::strided_slice(&x[0], &[Index::Int(-1)]),
-            M,
-            &[normal],
-        ),
-        row(
-            "slice_neg_step",
-            |x| {
-                ops::strided_slice(
-                    &x[0],
-                    &[
-                        Index::Slice {
-                            start: None,
-                            stop: None,
-                            step: -1,
-                        },
-                        Index::Slice {
-                            start: Some(1),
-                            stop: None,
-                            step: 1,
-                        },
-                    ],
-                )
-            },
-            M,
-            &[normal],
-        ),
-        row(
-            "slice_step2_rev",
-            |x| {
-                ops::strided_slice(
-                    &x[0],
-                    &[
-                        Index::Ellipsis,
-                        Index::Slice {
-                            start: Some(-1),
-                            stop: None,
-                            step: -2,
-                        },
-                    ],
-                )
-            },
-            C,
-            &[normal],
-        ),
-        row(
-            "slice_newaxis",
-            |x| {
-                ops::strided_slice(
-                    &x[0],
-                    &[
-                        Index::NewAxis,
-                        Index::Int(1),
-                        Index::Ellipsis,
-                        Index::NewAxis,
-                    ],
-                )
-            },
-            C,
-            &[normal],
-        ),
-        row(
-            "slice_empty",
-            |x| {
-                ops::strided_slice(
-                    &x[0],
-                    &[Index::Slice {
-                        start: Some(5),
-                        stop: None,
-                        step: 1,
-                    }],
-                )
-            },
-            M,
-            &[normal],
-        ),
-    ]);
-}
-
-#[test]
-fn matmul_plain_batched_and_transposed() {
-    run(&[
-        row(
-            "matmul",
-            |x| ops::matmul(&x[0], &x[1]),
-            &[
-                &[&[2, 3], &[3, 4]],
-                &[&[2, 2, 3], &[3, 4]],
-                &[&[1, 2, 3], &[2, 3, 2]],
-                &[&[0, 3], &[3, 2]],
-            ],
-            &[normal],
-        ),
-        row(
-            "matmul_ta",
-            |x| ops::matmul_t(&x[0], &x[1], true, false),
-            &[&[&[3, 2], &[3, 4]]],
-            &[normal],
-        ),
-        row(
-            "matmul_tb",
-            |x| ops::matmul_t(&x[0], &x[1], false, true),
-            &[&[&[2, 3], &[2, 4, 3]]],
-            &[normal],
-        ),
-        row(
-            "matmul_tab",
-            |x| ops::matmul_t(&x[0], &x[1], true, true),
-            &[&[&[2, 3, 2], &[4, 3]]],
-            &[normal],
         ),
     ]);
 }
