@@ -1,12 +1,12 @@
-//! Matrix products and linear algebra.
+//! Matrix products (matmul, tensordot) and linear algebra.
 
 use ndarray::{ArrayD, IxDyn};
 
 use super::{binary_out, grads, unary_out, Grads, Op, Saves, VjpCx};
-use crate::broadcast::broadcast_shapes;
+use crate::broadcast::{broadcast_shapes, norm_axis};
 use crate::error::{Error, Result};
 use crate::kernels::matmul::{matmul2, Gemm, Raw, RawMut};
-use crate::ops::{add, conj, multiply, negative};
+use crate::ops::{add, conj, multiply, negative, reshape, transpose};
 use crate::tensor::Tensor;
 
 fn mm<T: Gemm>(
@@ -248,6 +248,84 @@ impl Op for MatMul {
         };
         Ok(grads![ga.transpose()?, gb.transpose()?])
     }
+}
+
+/// Which axes [`tensordot`] contracts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TensordotAxes {
+    /// The last `n` axes of `a` with the first `n` of `b`.
+    N(usize),
+    /// These axes of `a` with these of `b`, pairwise.
+    Pairs(Vec<isize>, Vec<isize>),
+}
+
+/// Tensor contraction. TF equivalent: `tf.tensordot`. Composed of transpose,
+/// reshape and matmul, so its gradient is theirs.
+pub fn tensordot(a: &Tensor, b: &Tensor, axes: &TensordotAxes) -> Result<Tensor> {
+    let (ra, rb) = (a.ndim(), b.ndim());
+    let (ax_a, ax_b): (Vec<usize>, Vec<usize>) = match axes {
+        TensordotAxes::N(n) => {
+            if *n > ra || *n > rb {
+                return Err(Error::invalid(
+                    "Tensordot",
+                    format!("'axes' must be at most {}, got {n}", ra.min(rb)),
+                ));
+            }
+            ((ra - n..ra).collect(), (0..*n).collect())
+        }
+        TensordotAxes::Pairs(p, q) => {
+            if p.len() != q.len() {
+                return Err(Error::invalid(
+                    "Tensordot",
+                    format!(
+                        "Different number of contraction axes 'a' and 'b', {} != {}.",
+                        p.len(),
+                        q.len()
+                    ),
+                ));
+            }
+            (
+                p.iter()
+                    .map(|&i| norm_axis("Tensordot", i, ra))
+                    .collect::<Result<_>>()?,
+                q.iter()
+                    .map(|&i| norm_axis("Tensordot", i, rb))
+                    .collect::<Result<_>>()?,
+            )
+        }
+    };
+    for (&i, &j) in ax_a.iter().zip(&ax_b) {
+        if a.shape()[i] != b.shape()[j] {
+            return Err(Error::invalid(
+                "Tensordot",
+                format!(
+                    "contracted dimensions differ: a.shape[{i}] = {} vs. b.shape[{j}] = {}",
+                    a.shape()[i],
+                    b.shape()[j]
+                ),
+            ));
+        }
+    }
+    let free_a: Vec<usize> = (0..ra).filter(|i| !ax_a.contains(i)).collect();
+    let free_b: Vec<usize> = (0..rb).filter(|i| !ax_b.contains(i)).collect();
+    let prod = |t: &Tensor, ax: &[usize]| ax.iter().map(|&i| t.shape()[i]).product::<usize>();
+    let pa: Vec<usize> = free_a.iter().chain(&ax_a).copied().collect();
+    let pb: Vec<usize> = ax_b.iter().chain(&free_b).copied().collect();
+    let a2 = reshape(
+        &transpose(a, Some(&pa))?,
+        &[prod(a, &free_a), prod(a, &ax_a)],
+    )?;
+    let b2 = reshape(
+        &transpose(b, Some(&pb))?,
+        &[prod(b, &ax_b), prod(b, &free_b)],
+    )?;
+    let m = crate::ops::matmul(&a2, &b2)?;
+    let out_shape: Vec<usize> = free_a
+        .iter()
+        .map(|&i| a.shape()[i])
+        .chain(free_b.iter().map(|&i| b.shape()[i]))
+        .collect();
+    reshape(&m, &out_shape)
 }
 
 // ---------------------------------------------------------------------------
@@ -771,5 +849,29 @@ mod tests {
         let v = matvec(&x, &t64(&[1.0, 1.0], &[2]), true, false).unwrap();
         close(&vals(&v), &[5.0, 7.0, 9.0]);
         assert!(matrix_transpose(&t64(&[1.0], &[1]), false).is_err());
+    }
+
+    #[test]
+    fn tensordot_contracts() {
+        let a = t64(&[1., 2., 3., 4., 5., 6.], &[2, 3]);
+        let b = t64(&[1., 2., 3., 4., 5., 6.], &[3, 2]);
+        let m = tensordot(&a, &b, &TensordotAxes::N(1)).unwrap();
+        close(&vals(&m), &[22., 28., 49., 64.]);
+        assert_eq!(
+            tensordot(&a, &b, &TensordotAxes::N(0)).unwrap().shape(),
+            &[2, 3, 3, 2]
+        );
+        let c = t64(&[1., 2., 3., 4.], &[2, 2]);
+        let p = TensordotAxes::Pairs(vec![0], vec![0]);
+        let t = tensordot(&a, &c, &p).unwrap();
+        assert_eq!(t.shape(), &[3, 2]);
+        close(&vals(&t), &[13., 18., 17., 24., 21., 30.]);
+        close(
+            &grad(&a, None, |x| tensordot(x, &c, &p).unwrap()),
+            &[3., 3., 3., 7., 7., 7.],
+        );
+        assert!(tensordot(&a, &c, &TensordotAxes::N(1)).is_err());
+        assert!(tensordot(&a, &b, &TensordotAxes::Pairs(vec![0], vec![])).is_err());
+        let _ = multiply;
     }
 }
