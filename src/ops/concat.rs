@@ -6,8 +6,9 @@
 use super::{record, Grads, Op, Saves, VjpCx};
 use crate::broadcast::norm_axis;
 use crate::error::{Error, Result};
+use crate::kernels::concat::concat_views;
 use crate::ops::{expand_dims, reshape, slice};
-use crate::size::{check_shape, try_uninit, try_vec, try_vec_filled};
+use crate::size::{check_shape, try_vec, try_vec_filled};
 use crate::tensor::Tensor;
 
 /// Joins tensors along an existing axis. TF equivalent: `tf.concat`. Gradient:
@@ -75,34 +76,6 @@ pub fn concat(values: &[Tensor], axis: isize) -> Result<Tensor> {
     record(Concat { axis: ax, sizes }, &inputs, &[&out]);
     Ok(out)
 }
-/// `views` joined along `ax` into a new array of `out_shape` (checked by the caller).
-fn concat_views<T: Copy>(
-    views: &[ndarray::ArrayViewD<'_, T>],
-    ax: usize,
-    out_shape: &[usize],
-) -> Result<ndarray::ArrayD<T>> {
-    let mut out = try_uninit::<T>("ConcatV2", out_shape)?;
-    let mut at = 0;
-    for v in views {
-        let n = v.shape()[ax];
-        let mut part = out.slice_axis_mut(ndarray::Axis(ax), ndarray::Slice::from(at..at + n));
-        if part.shape() != v.shape() {
-            return Err(Error::shapes("ConcatV2", part.shape(), v.shape()));
-        }
-        ndarray::Zip::from(&mut part).and(v).for_each(|o, &x| {
-            o.write(x);
-        });
-        at += n;
-    }
-    if at != out_shape[ax] {
-        return Err(Error::Internal(format!(
-            "ConcatV2: {at} of {out_shape:?} written"
-        )));
-    }
-    // SAFETY: the parts written above tile the output along `ax` (checked: `at`).
-    Ok(unsafe { out.assume_init() })
-}
-
 struct Concat {
     axis: usize,
     sizes: Vec<usize>,

@@ -3,14 +3,12 @@
 //! Every output element is one input element (or a fill value), chosen
 //! independently per axis. Slice, pad, tile, gather and gather_nd (in `index.rs`)
 //! are all the one primitive [`remap`] with different [`AxisMaps`]; its adjoint
-//! scatter-adds `dy` back.
-
-use ndarray::IxDyn;
+//! scatter-adds `dy` back. Their element loops are in `kernels/remap.rs`.
 
 use super::{grads, record, Grads, Op, Saves, VjpCx};
 use crate::error::{Error, Result};
-use crate::kernels::elementwise::broadcast_owned;
-use crate::size::{check_shape, num_elements, shaped, try_collect, try_full, try_vec};
+use crate::kernels::remap::{remap_kernel, scatter_kernel};
+use crate::size::{check_shape, num_elements, try_collect, try_vec};
 use crate::tensor::Tensor;
 
 /// Per output axis, the input position each output position reads (`None`: the
@@ -88,49 +86,6 @@ impl AxisMaps {
         }
         Ok(out)
     }
-}
-
-fn remap_kernel<T: Copy + Send + Sync>(
-    a: &ndarray::ArcArray<T, IxDyn>,
-    idx: &[Option<usize>],
-    fill: T,
-    out_shape: &[usize],
-) -> Result<ndarray::ArrayD<T>> {
-    let dense;
-    let s = match a.as_slice() {
-        Some(s) => s,
-        None => {
-            dense = broadcast_owned(a, a.shape())?;
-            dense
-                .as_slice()
-                .ok_or_else(|| Error::Internal("a fresh array is contiguous".into()))?
-        }
-    };
-    // `flat_index` checked every offset against the input's shape.
-    let v = try_collect(
-        "Remap",
-        idx.len(),
-        idx.iter().map(|i| i.map_or(fill, |i| s[i])),
-    )?;
-    shaped("Remap", out_shape, v)
-}
-
-fn scatter_kernel<T: Copy + num_traits::Zero + std::ops::AddAssign>(
-    dy: &ndarray::ArcArray<T, IxDyn>,
-    idx: &[Option<usize>],
-    in_shape: &[usize],
-) -> Result<ndarray::ArrayD<T>> {
-    let mut out = try_full("Remap", in_shape, T::zero())?;
-    let o = out
-        .as_slice_mut()
-        .ok_or_else(|| Error::Internal("a fresh array is contiguous".into()))?;
-    // `flat_index` checked every offset against `in_shape`; `dy` is in output order.
-    for (&g, &i) in dy.iter().zip(idx) {
-        if let Some(i) = i {
-            o[i] += g;
-        }
-    }
-    Ok(out)
 }
 
 /// Output `[i0, i1, ...] = x[maps[0][i0], maps[1][i1], ...]` or `fill` where a map
