@@ -5,6 +5,7 @@
 
 pub mod concat;
 pub mod elementwise;
+pub mod fill;
 pub mod linalg;
 pub mod matmul;
 pub mod reduce;
