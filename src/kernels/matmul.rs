@@ -1,4 +1,4 @@
-//! Matrix products of 2-D blocks.
+//! Matrix products of 2-D blocks, and batches of them (broadcast batch axes).
 //!
 //! Floating-point and complex products run on views built from the ndarray strides,
 //! through the `gemm` crate's kernels for big products and faer's for the rest (the
@@ -8,8 +8,9 @@
 //! Integer products use ndarray's generic `dot`. Big products run on the engine's pool,
 //! one product at a time across threads; smaller ones run sequentially.
 
-use ndarray::{Array2, ArrayView2, LinalgScalar};
+use ndarray::{Array2, ArrayD, ArrayView2, IxDyn, LinalgScalar};
 
+use crate::broadcast::broadcast_shapes;
 use crate::error::{Error, Result};
 use num_complex::Complex;
 
@@ -392,6 +393,186 @@ pub fn matmul2<T: Gemm>(a: ArrayView2<'_, T>, b: ArrayView2<'_, T>) -> Result<Ar
     unsafe {
         T::gemm(Raw::of(&a), Raw::of(&b), o, m, n, k);
         Ok(out.assume_init())
+    }
+}
+
+/// Matrix product of the last two axes of `a` and `b` (`ta`, `tb`: of an operand's
+/// transpose), batch axes broadcast. Ranks and inner sizes are checked here (errors
+/// name `MatMul`); batch entries are read in place, whatever the operands' layout.
+pub fn batched_matmul<T: Gemm>(
+    a: &ndarray::ArcArray<T, IxDyn>,
+    b: &ndarray::ArcArray<T, IxDyn>,
+    ta: bool,
+    tb: bool,
+) -> Result<ArrayD<T>> {
+    let (ra, rb) = (a.ndim(), b.ndim());
+    if ra < 2 || rb < 2 {
+        return Err(Error::invalid(
+            "MatMul",
+            format!(
+                "In[0] and In[1] must have rank >= 2, got shapes {:?} and {:?}",
+                a.shape(),
+                b.shape()
+            ),
+        ));
+    }
+    let (sa, sb) = (a.shape(), b.shape());
+    let (m, ka) = if ta {
+        (sa[ra - 1], sa[ra - 2])
+    } else {
+        (sa[ra - 2], sa[ra - 1])
+    };
+    let (kb, n) = if tb {
+        (sb[rb - 1], sb[rb - 2])
+    } else {
+        (sb[rb - 2], sb[rb - 1])
+    };
+    if ka != kb {
+        return Err(Error::invalid(
+            "MatMul",
+            format!("Matrix size-incompatible: In[0]: {sa:?}, In[1]: {sb:?}"),
+        ));
+    }
+    if ra == 2 && rb == 2 {
+        let av = a
+            .view()
+            .into_dimensionality::<ndarray::Ix2>()
+            .expect("rank 2");
+        let bv = b
+            .view()
+            .into_dimensionality::<ndarray::Ix2>()
+            .expect("rank 2");
+        let av = if ta { av.reversed_axes() } else { av };
+        let bv = if tb { bv.reversed_axes() } else { bv };
+        return Ok(matmul2(av, bv)?.into_dyn());
+    }
+    let batch = broadcast_shapes("MatMul", &sa[..ra - 2], &sb[..rb - 2])?;
+    let mut shape = batch.clone();
+    shape.extend([m, n]);
+    crate::size::check_shape_of::<T>("MatMul", &shape)?;
+    let nb = crate::size::num_elements("MatMul", &batch)?;
+    // A batched, contiguous, untransposed `a` times one matrix `b`: fold the batch
+    // into rows and make one GEMM instead of `nb` small ones (jacobians push batched
+    // gradients through every layer this way).
+    if rb == 2 && !ta && a.is_standard_layout() {
+        let a2 = a
+            .view()
+            .into_shape_with_order((nb * m, ka))
+            .expect("contiguous, same size");
+        let bv = b
+            .view()
+            .into_dimensionality::<ndarray::Ix2>()
+            .expect("rank 2");
+        let bv = if tb { bv.reversed_axes() } else { bv };
+        return matmul2(a2, bv)?
+            .into_shape_with_order(IxDyn(&shape))
+            .map_err(|e| Error::Internal(format!("MatMul: {e}")));
+    }
+    let mut out = crate::size::try_full("MatMul", &shape, T::zero())?;
+    if nb == 0 || m == 0 || n == 0 {
+        return Ok(out);
+    }
+    // Element offsets of each batch entry in `a` and `b` (broadcast axes: stride 0);
+    // the operands are read in place, whatever their layout.
+    let offsets = |x: &ndarray::ArcArray<T, IxDyn>| -> Result<Vec<isize>> {
+        let r = x.ndim() - 2;
+        let lead = batch.len() - r;
+        let strides: Vec<isize> = (0..batch.len())
+            .map(|d| {
+                if d < lead || x.shape()[d - lead] == 1 {
+                    0
+                } else {
+                    x.strides()[d - lead]
+                }
+            })
+            .collect();
+        let mut offs = crate::size::try_vec("MatMul", nb)?;
+        let mut idx = vec![0usize; batch.len()];
+        for _ in 0..nb {
+            offs.push(
+                idx.iter()
+                    .zip(&strides)
+                    .map(|(&i, &s)| i as isize * s)
+                    .sum(),
+            );
+            for d in (0..batch.len()).rev() {
+                idx[d] += 1;
+                if idx[d] < batch[d] {
+                    break;
+                }
+                idx[d] = 0;
+            }
+        }
+        Ok(offs)
+    };
+    let (oa, ob) = (offsets(a)?, offsets(b)?);
+    let raw = |x: &ndarray::ArcArray<T, IxDyn>, t: bool| {
+        let s = x.strides();
+        let r = Raw {
+            ptr: x.as_ptr(),
+            rs: s[s.len() - 2],
+            cs: s[s.len() - 1],
+        };
+        if t {
+            r.t()
+        } else {
+            r
+        }
+    };
+    let (pa, pb) = (raw(a, ta), raw(b, tb));
+    let job = Batch {
+        a: pa,
+        b: pb,
+        out: RawMut {
+            ptr: out.as_mut_ptr(),
+            rs: n as isize,
+            cs: 1,
+        },
+        oa: &oa,
+        ob: &ob,
+        m,
+        n,
+        k: ka,
+    };
+    let work = m.saturating_mul(n).saturating_mul(ka);
+    if work < PAR_WORK && work.saturating_mul(nb) >= PAR_WORK {
+        crate::pool::for_each(nb, |i| job.run(i));
+        return Ok(out);
+    }
+    (0..nb).for_each(|i| job.run(i));
+    Ok(out)
+}
+
+/// One batched product: operands read in place at per-entry offsets, entry `i`
+/// written to the `i`-th `(m, n)` block of the output.
+struct Batch<'a, T> {
+    a: Raw<T>,
+    b: Raw<T>,
+    out: RawMut<T>,
+    oa: &'a [isize],
+    ob: &'a [isize],
+    m: usize,
+    n: usize,
+    k: usize,
+}
+
+impl<T: Gemm> Batch<'_, T> {
+    fn run(&self, i: usize) {
+        let a = Raw {
+            ptr: self.a.ptr.wrapping_offset(self.oa[i]),
+            ..self.a
+        };
+        let b = Raw {
+            ptr: self.b.ptr.wrapping_offset(self.ob[i]),
+            ..self.b
+        };
+        let o = RawMut {
+            ptr: self.out.ptr.wrapping_add(i * self.m * self.n),
+            ..self.out
+        };
+        // SAFETY: offsets stay inside the operands (computed from their shapes and
+        // strides); each entry writes its own disjoint (m, n) block of the output.
+        unsafe { T::gemm(a, b, o, self.m, self.n, self.k) };
     }
 }
 

@@ -3,10 +3,14 @@
 //! Kernels run single-threaded below [`PAR_THRESHOLD`] elements (small ops stay
 //! allocation-light) and split across the engine's pool ([`crate::pool`]) above it.
 
+pub mod concat;
 pub mod elementwise;
+pub mod fill;
 pub mod linalg;
 pub mod matmul;
 pub mod reduce;
+pub mod remap;
+pub mod softmax;
 pub mod vmath;
 
 /// Element count above which elementwise kernels run in parallel.

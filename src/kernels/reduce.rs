@@ -1,10 +1,11 @@
-//! Reductions over a set of axes.
+//! Reductions over a set of axes; scans (cumsum, cumprod) and arg-extremes (argmax,
+//! argmin) along one axis.
 
 use ndarray::{ArcArray, ArrayD, ArrayViewD, Axis, IxDyn, Zip};
 
 use super::elementwise::to_standard;
 use crate::error::{Error, Result};
-use crate::size::{try_full, try_uninit, try_vec_filled};
+use crate::size::{try_collect, try_full, try_uninit, try_vec_filled};
 
 /// Folds `a` over `axes` (sorted, unique, in range) with `f`, starting from `init`.
 /// With `keepdims` the reduced axes stay as size 1. `op` names the reduction in the
@@ -158,4 +159,65 @@ where
         }
     }
     Ok(a.sum())
+}
+
+/// A running fold of `f` from `init` along `axis` (from its end when `reverse`) into a
+/// standard-layout copy of `a`: element `i` holds the fold through `i`, or up to `i`
+/// when `exclusive`. The kernel of cumsum and cumprod.
+pub fn scan<T: Copy + Send + Sync>(
+    a: &ArcArray<T, IxDyn>,
+    axis: usize,
+    exclusive: bool,
+    reverse: bool,
+    init: T,
+    f: impl Fn(T, T) -> T,
+) -> Result<ArrayD<T>> {
+    let mut out = to_standard(&a.view(), a.shape())?;
+    if out.is_empty() {
+        // No lane to scan (and there may be 2**62 empty ones).
+        return Ok(out);
+    }
+    for mut lane in out.lanes_mut(Axis(axis)) {
+        let n = lane.len();
+        let mut acc = init;
+        for k in 0..n {
+            let i = if reverse { n - 1 - k } else { k };
+            let v = lane[i];
+            if exclusive {
+                lane[i] = acc;
+                acc = f(acc, v);
+            } else {
+                acc = f(acc, v);
+                lane[i] = acc;
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Position of the first largest (`max`) or smallest element of every lane of `a`
+/// along `axis` (not empty), in lane order. Plain comparisons, so a NaN is never
+/// preferred over an earlier element (Eigen's reducer, which TF uses).
+pub fn arg_extreme_lanes<T: Copy + PartialOrd>(
+    op: &'static str,
+    a: &ArcArray<T, IxDyn>,
+    axis: usize,
+    max: bool,
+) -> Result<Vec<i64>> {
+    let lanes = a.lanes(Axis(axis));
+    let n = a.len() / a.shape()[axis];
+    try_collect(
+        op,
+        n,
+        lanes.into_iter().map(|lane| {
+            let mut best = 0usize;
+            for (i, &q) in lane.iter().enumerate() {
+                let p = lane[best];
+                if (max && q > p) || (!max && q < p) {
+                    best = i;
+                }
+            }
+            best as i64
+        }),
+    )
 }

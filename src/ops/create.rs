@@ -8,6 +8,7 @@ use super::{grads, unary_out, Grads, Op, Saves, VjpCx};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::kernels::elementwise::{collect_chunks_for, filled, map};
+use crate::kernels::fill::set_each;
 use crate::size::check_shape;
 use crate::tensor::{full_op, Data, Tensor};
 
@@ -88,10 +89,7 @@ fn seeded(
         let s = a
             .as_slice_mut()
             .ok_or_else(|| Error::Internal("a fresh array is contiguous".into()))?;
-        for i in ones {
-            *s.get_mut(i)
-                .ok_or_else(|| Error::Internal(format!("seed index {i} out of range")))? = one;
-        }
+        set_each(s, ones, one)?;
         Ok(T::wrap(a))
     }
     let one = crate::tensor::scalar_of(1.0, dtype);

@@ -5,6 +5,7 @@ use ndarray::{IxDyn, SliceInfo, SliceInfoElem};
 use super::{grads, record, unary_out, Grads, Op, Saves, VjpCx};
 use crate::error::{Error, Result};
 use crate::kernels::elementwise::to_standard;
+use crate::kernels::fill::set_one_hot;
 use crate::size::{check_shape, try_collect, try_full};
 use crate::tensor::{Data, Tensor};
 
@@ -459,20 +460,13 @@ pub fn one_hot(
     fn set<T: crate::dtype::Element>(
         mut a: ndarray::ArcArray<T, IxDyn>,
         idx: &[i64],
-        (outer, depth, inner): (usize, usize, usize),
+        dims: (usize, usize, usize),
         on: T,
     ) -> Result<Data> {
         let s = a
             .as_slice_mut()
             .ok_or_else(|| Error::Internal("a fresh array is contiguous".into()))?;
-        for o in 0..outer {
-            for i in 0..inner {
-                let k = idx[o * inner + i];
-                if k >= 0 && (k as u64) < depth as u64 {
-                    s[(o * depth + k as usize) * inner + i] = on;
-                }
-            }
-        }
+        set_one_hot(s, idx, dims, on);
         Ok(T::wrap(a))
     }
     let dims = (outer, depth, inner);

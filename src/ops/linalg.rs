@@ -1,192 +1,11 @@
-//! Matrix products and linear algebra.
-
-use ndarray::{ArrayD, IxDyn};
+//! Matrix products (matmul, tensordot) and linear algebra.
 
 use super::{binary_out, grads, unary_out, Grads, Op, Saves, VjpCx};
-use crate::broadcast::broadcast_shapes;
+use crate::broadcast::norm_axis;
 use crate::error::{Error, Result};
-use crate::kernels::matmul::{matmul2, Gemm, Raw, RawMut};
-use crate::ops::{add, conj, multiply, negative};
+use crate::kernels::matmul::batched_matmul;
+use crate::ops::{add, conj, multiply, negative, reshape, transpose};
 use crate::tensor::Tensor;
-
-fn mm<T: Gemm>(
-    a: &ndarray::ArcArray<T, IxDyn>,
-    b: &ndarray::ArcArray<T, IxDyn>,
-    ta: bool,
-    tb: bool,
-) -> Result<ArrayD<T>> {
-    let (ra, rb) = (a.ndim(), b.ndim());
-    if ra < 2 || rb < 2 {
-        return Err(Error::invalid(
-            "MatMul",
-            format!(
-                "In[0] and In[1] must have rank >= 2, got shapes {:?} and {:?}",
-                a.shape(),
-                b.shape()
-            ),
-        ));
-    }
-    let (sa, sb) = (a.shape(), b.shape());
-    let (m, ka) = if ta {
-        (sa[ra - 1], sa[ra - 2])
-    } else {
-        (sa[ra - 2], sa[ra - 1])
-    };
-    let (kb, n) = if tb {
-        (sb[rb - 1], sb[rb - 2])
-    } else {
-        (sb[rb - 2], sb[rb - 1])
-    };
-    if ka != kb {
-        return Err(Error::invalid(
-            "MatMul",
-            format!("Matrix size-incompatible: In[0]: {sa:?}, In[1]: {sb:?}"),
-        ));
-    }
-    if ra == 2 && rb == 2 {
-        let av = a
-            .view()
-            .into_dimensionality::<ndarray::Ix2>()
-            .expect("rank 2");
-        let bv = b
-            .view()
-            .into_dimensionality::<ndarray::Ix2>()
-            .expect("rank 2");
-        let av = if ta { av.reversed_axes() } else { av };
-        let bv = if tb { bv.reversed_axes() } else { bv };
-        return Ok(matmul2(av, bv)?.into_dyn());
-    }
-    let batch = broadcast_shapes("MatMul", &sa[..ra - 2], &sb[..rb - 2])?;
-    let mut shape = batch.clone();
-    shape.extend([m, n]);
-    crate::size::check_shape_of::<T>("MatMul", &shape)?;
-    let nb = crate::size::num_elements("MatMul", &batch)?;
-    // A batched, contiguous, untransposed `a` times one matrix `b`: fold the batch
-    // into rows and make one GEMM instead of `nb` small ones (jacobians push batched
-    // gradients through every layer this way).
-    if rb == 2 && !ta && a.is_standard_layout() {
-        let a2 = a
-            .view()
-            .into_shape_with_order((nb * m, ka))
-            .expect("contiguous, same size");
-        let bv = b
-            .view()
-            .into_dimensionality::<ndarray::Ix2>()
-            .expect("rank 2");
-        let bv = if tb { bv.reversed_axes() } else { bv };
-        return matmul2(a2, bv)?
-            .into_shape_with_order(IxDyn(&shape))
-            .map_err(|e| Error::Internal(format!("MatMul: {e}")));
-    }
-    let mut out = crate::size::try_full("MatMul", &shape, T::zero())?;
-    if nb == 0 || m == 0 || n == 0 {
-        return Ok(out);
-    }
-    // Element offsets of each batch entry in `a` and `b` (broadcast axes: stride 0);
-    // the operands are read in place, whatever their layout.
-    let offsets = |x: &ndarray::ArcArray<T, IxDyn>| -> Result<Vec<isize>> {
-        let r = x.ndim() - 2;
-        let lead = batch.len() - r;
-        let strides: Vec<isize> = (0..batch.len())
-            .map(|d| {
-                if d < lead || x.shape()[d - lead] == 1 {
-                    0
-                } else {
-                    x.strides()[d - lead]
-                }
-            })
-            .collect();
-        let mut offs = crate::size::try_vec("MatMul", nb)?;
-        let mut idx = vec![0usize; batch.len()];
-        for _ in 0..nb {
-            offs.push(
-                idx.iter()
-                    .zip(&strides)
-                    .map(|(&i, &s)| i as isize * s)
-                    .sum(),
-            );
-            for d in (0..batch.len()).rev() {
-                idx[d] += 1;
-                if idx[d] < batch[d] {
-                    break;
-                }
-                idx[d] = 0;
-            }
-        }
-        Ok(offs)
-    };
-    let (oa, ob) = (offsets(a)?, offsets(b)?);
-    let raw = |x: &ndarray::ArcArray<T, IxDyn>, t: bool| {
-        let s = x.strides();
-        let r = Raw {
-            ptr: x.as_ptr(),
-            rs: s[s.len() - 2],
-            cs: s[s.len() - 1],
-        };
-        if t {
-            r.t()
-        } else {
-            r
-        }
-    };
-    let (pa, pb) = (raw(a, ta), raw(b, tb));
-    let job = Batch {
-        a: pa,
-        b: pb,
-        out: RawMut {
-            ptr: out.as_mut_ptr(),
-            rs: n as isize,
-            cs: 1,
-        },
-        oa: &oa,
-        ob: &ob,
-        m,
-        n,
-        k: ka,
-    };
-    let work = m.saturating_mul(n).saturating_mul(ka);
-    if work < crate::kernels::matmul::PAR_WORK
-        && work.saturating_mul(nb) >= crate::kernels::matmul::PAR_WORK
-    {
-        crate::pool::for_each(nb, |i| job.run(i));
-        return Ok(out);
-    }
-    (0..nb).for_each(|i| job.run(i));
-    Ok(out)
-}
-
-/// One batched product: operands read in place at per-entry offsets, entry `i`
-/// written to the `i`-th `(m, n)` block of the output.
-struct Batch<'a, T> {
-    a: Raw<T>,
-    b: Raw<T>,
-    out: RawMut<T>,
-    oa: &'a [isize],
-    ob: &'a [isize],
-    m: usize,
-    n: usize,
-    k: usize,
-}
-
-impl<T: Gemm> Batch<'_, T> {
-    fn run(&self, i: usize) {
-        let a = Raw {
-            ptr: self.a.ptr.wrapping_offset(self.oa[i]),
-            ..self.a
-        };
-        let b = Raw {
-            ptr: self.b.ptr.wrapping_offset(self.ob[i]),
-            ..self.b
-        };
-        let o = RawMut {
-            ptr: self.out.ptr.wrapping_add(i * self.m * self.n),
-            ..self.out
-        };
-        // SAFETY: offsets stay inside the operands (computed from their shapes and
-        // strides); each entry writes its own disjoint (m, n) block of the output.
-        unsafe { T::gemm(a, b, o, self.m, self.n, self.k) };
-    }
-}
 
 /// Matrix product of the last two axes, batch axes broadcast. `transpose_a/b`
 /// transpose an operand first. TF equivalent: `tf.linalg.matmul` (`@`).
@@ -194,7 +13,7 @@ impl<T: Gemm> Batch<'_, T> {
 pub fn matmul_t(a: &Tensor, b: &Tensor, transpose_a: bool, transpose_b: bool) -> Result<Tensor> {
     let out = Tensor::new(
         map_pair!("MatMul", a.data(), b.data(), [F32, F64, I32, I64, C64, C128] via [F16], x, y => {
-            mm(x, y, transpose_a, transpose_b)?
+            batched_matmul(x, y, transpose_a, transpose_b)?
         }),
     );
     binary_out(
@@ -248,6 +67,84 @@ impl Op for MatMul {
         };
         Ok(grads![ga.transpose()?, gb.transpose()?])
     }
+}
+
+/// Which axes [`tensordot`] contracts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TensordotAxes {
+    /// The last `n` axes of `a` with the first `n` of `b`.
+    N(usize),
+    /// These axes of `a` with these of `b`, pairwise.
+    Pairs(Vec<isize>, Vec<isize>),
+}
+
+/// Tensor contraction. TF equivalent: `tf.tensordot`. Composed of transpose,
+/// reshape and matmul, so its gradient is theirs.
+pub fn tensordot(a: &Tensor, b: &Tensor, axes: &TensordotAxes) -> Result<Tensor> {
+    let (ra, rb) = (a.ndim(), b.ndim());
+    let (ax_a, ax_b): (Vec<usize>, Vec<usize>) = match axes {
+        TensordotAxes::N(n) => {
+            if *n > ra || *n > rb {
+                return Err(Error::invalid(
+                    "Tensordot",
+                    format!("'axes' must be at most {}, got {n}", ra.min(rb)),
+                ));
+            }
+            ((ra - n..ra).collect(), (0..*n).collect())
+        }
+        TensordotAxes::Pairs(p, q) => {
+            if p.len() != q.len() {
+                return Err(Error::invalid(
+                    "Tensordot",
+                    format!(
+                        "Different number of contraction axes 'a' and 'b', {} != {}.",
+                        p.len(),
+                        q.len()
+                    ),
+                ));
+            }
+            (
+                p.iter()
+                    .map(|&i| norm_axis("Tensordot", i, ra))
+                    .collect::<Result<_>>()?,
+                q.iter()
+                    .map(|&i| norm_axis("Tensordot", i, rb))
+                    .collect::<Result<_>>()?,
+            )
+        }
+    };
+    for (&i, &j) in ax_a.iter().zip(&ax_b) {
+        if a.shape()[i] != b.shape()[j] {
+            return Err(Error::invalid(
+                "Tensordot",
+                format!(
+                    "contracted dimensions differ: a.shape[{i}] = {} vs. b.shape[{j}] = {}",
+                    a.shape()[i],
+                    b.shape()[j]
+                ),
+            ));
+        }
+    }
+    let free_a: Vec<usize> = (0..ra).filter(|i| !ax_a.contains(i)).collect();
+    let free_b: Vec<usize> = (0..rb).filter(|i| !ax_b.contains(i)).collect();
+    let prod = |t: &Tensor, ax: &[usize]| ax.iter().map(|&i| t.shape()[i]).product::<usize>();
+    let pa: Vec<usize> = free_a.iter().chain(&ax_a).copied().collect();
+    let pb: Vec<usize> = ax_b.iter().chain(&free_b).copied().collect();
+    let a2 = reshape(
+        &transpose(a, Some(&pa))?,
+        &[prod(a, &free_a), prod(a, &ax_a)],
+    )?;
+    let b2 = reshape(
+        &transpose(b, Some(&pb))?,
+        &[prod(b, &ax_b), prod(b, &free_b)],
+    )?;
+    let m = crate::ops::matmul(&a2, &b2)?;
+    let out_shape: Vec<usize> = free_a
+        .iter()
+        .map(|&i| a.shape()[i])
+        .chain(free_b.iter().map(|&i| b.shape()[i]))
+        .collect();
+    reshape(&m, &out_shape)
 }
 
 // ---------------------------------------------------------------------------
@@ -1040,5 +937,29 @@ mod tests {
         let v = matvec(&x, &t64(&[1.0, 1.0], &[2]), true, false).unwrap();
         close(&vals(&v), &[5.0, 7.0, 9.0]);
         assert!(matrix_transpose(&t64(&[1.0], &[1]), false).is_err());
+    }
+
+    #[test]
+    fn tensordot_contracts() {
+        let a = t64(&[1., 2., 3., 4., 5., 6.], &[2, 3]);
+        let b = t64(&[1., 2., 3., 4., 5., 6.], &[3, 2]);
+        let m = tensordot(&a, &b, &TensordotAxes::N(1)).unwrap();
+        close(&vals(&m), &[22., 28., 49., 64.]);
+        assert_eq!(
+            tensordot(&a, &b, &TensordotAxes::N(0)).unwrap().shape(),
+            &[2, 3, 3, 2]
+        );
+        let c = t64(&[1., 2., 3., 4.], &[2, 2]);
+        let p = TensordotAxes::Pairs(vec![0], vec![0]);
+        let t = tensordot(&a, &c, &p).unwrap();
+        assert_eq!(t.shape(), &[3, 2]);
+        close(&vals(&t), &[13., 18., 17., 24., 21., 30.]);
+        close(
+            &grad(&a, None, |x| tensordot(x, &c, &p).unwrap()),
+            &[3., 3., 3., 7., 7., 7.],
+        );
+        assert!(tensordot(&a, &c, &TensordotAxes::N(1)).is_err());
+        assert!(tensordot(&a, &b, &TensordotAxes::Pairs(vec![0], vec![])).is_err());
+        let _ = multiply;
     }
 }

@@ -16,6 +16,7 @@ use crate::tensor::Tensor;
 
 mod binary;
 mod complex;
+mod concat;
 mod create;
 mod einsum;
 mod index;
@@ -24,11 +25,13 @@ mod logic;
 mod nn;
 mod nondiff;
 mod reduce;
-mod shape;
+mod remap;
+mod reshape;
 mod unary;
 
 pub use binary::*;
 pub use complex::*;
+pub use concat::*;
 pub use create::*;
 pub use einsum::*;
 pub use index::*;
@@ -37,7 +40,8 @@ pub use logic::*;
 pub use nn::*;
 pub use nondiff::*;
 pub use reduce::*;
-pub use shape::*;
+pub use remap::*;
+pub use reshape::*;
 pub use unary::*;
 
 pub(crate) use crate::tape::stack::record;

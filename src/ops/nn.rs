@@ -2,11 +2,10 @@
 //! gradient for them and composing would lose accuracy or TF's numbers): relu6,
 //! selu, leaky_relu, softmax, log_softmax and the softmax cross-entropies.
 
-use ndarray::{ArrayD, Axis};
-
 use super::{grads, record, unary_out, Grads, Op, Saves, VjpCx};
 use crate::error::{Error, Result};
 use crate::kernels::elementwise::map;
+use crate::kernels::softmax::softmax_kernel;
 use crate::ops::{
     add, exp, expand_dims, greater, less, logical_and, multiply, neg, reduce_sum, scalar_like,
     subtract, transpose, where_, zeros_like,
@@ -116,34 +115,6 @@ impl Op for LeakyRelu {
             &scaled
         )?)])
     }
-}
-
-/// Stable (log-)softmax over the last axis of a standard float array.
-fn softmax_kernel<T: num_traits::Float + Send + Sync>(
-    a: &ndarray::ArcArray<T, ndarray::IxDyn>,
-    log: bool,
-) -> Result<ArrayD<T>> {
-    let mut out = crate::kernels::elementwise::to_standard(&a.view(), a.shape())?;
-    if out.is_empty() {
-        // No row to normalize (and there may be 2**62 empty ones).
-        return Ok(out);
-    }
-    let last = Axis(out.ndim() - 1);
-    for mut lane in out.lanes_mut(last) {
-        let m = lane
-            .iter()
-            .fold(T::neg_infinity(), |p, &q| if q > p { q } else { p });
-        // An all -inf (or inf) row: shift by 0 so the result is nan like TF's.
-        let m = if m.is_finite() { m } else { T::zero() };
-        let s = lane.iter().fold(T::zero(), |p, &q| p + (q - m).exp());
-        if log {
-            let ls = s.ln();
-            lane.mapv_inplace(|v| v - m - ls);
-        } else {
-            lane.mapv_inplace(|v| (v - m).exp() / s);
-        }
-    }
-    Ok(out)
 }
 
 /// The permutation moving `axis` to the end, and its inverse.

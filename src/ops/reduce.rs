@@ -7,7 +7,7 @@ use super::{grads, record, Grads, Op, Saves, VjpCx};
 use crate::broadcast::norm_axis;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
-use crate::kernels::reduce::{fold_axes, sum_axes};
+use crate::kernels::reduce::{arg_extreme_lanes, fold_axes, scan, sum_axes};
 use crate::ops::{broadcast_to, cast, divide, equal, multiply, reshape, scalar_like};
 use crate::tensor::Tensor;
 
@@ -315,37 +315,6 @@ impl Op for Prod {
     }
 }
 
-fn scan<T: Copy + Send + Sync>(
-    a: &ndarray::ArcArray<T, ndarray::IxDyn>,
-    axis: usize,
-    exclusive: bool,
-    reverse: bool,
-    init: T,
-    f: impl Fn(T, T) -> T,
-) -> Result<ndarray::ArrayD<T>> {
-    let mut out = crate::kernels::elementwise::to_standard(&a.view(), a.shape())?;
-    if out.is_empty() {
-        // No lane to scan (and there may be 2**62 empty ones).
-        return Ok(out);
-    }
-    for mut lane in out.lanes_mut(ndarray::Axis(axis)) {
-        let n = lane.len();
-        let mut acc = init;
-        for k in 0..n {
-            let i = if reverse { n - 1 - k } else { k };
-            let v = lane[i];
-            if exclusive {
-                lane[i] = acc;
-                acc = f(acc, v);
-            } else {
-                acc = f(acc, v);
-                lane[i] = acc;
-            }
-        }
-    }
-    Ok(out)
-}
-
 /// Cumulative sum along `axis`. TF equivalent: `tf.math.cumsum`. Gradient: the
 /// cumulative sum of `dy` in the opposite direction.
 pub fn cumsum(x: &Tensor, axis: isize, exclusive: bool, reverse: bool) -> Result<Tensor> {
@@ -459,37 +428,14 @@ fn arg_extreme(
             format!("output_type must be int32 or int64, got {}", dtype.name()),
         ));
     }
-    macro_rules! pick {
-        ($a:expr) => {{
-            // First position of the extreme; plain comparisons, so a NaN is never
-            // preferred over an earlier element (Eigen's reducer, which TF uses).
-            let lanes = $a.lanes(ndarray::Axis(ax));
-            let n = $a.len() / $a.shape()[ax];
-            let v: Vec<i64> = crate::size::try_collect(
-                op,
-                n,
-                lanes.into_iter().map(|lane| {
-                    let mut best = 0usize;
-                    for (i, &q) in lane.iter().enumerate() {
-                        let p = lane[best];
-                        if (max && q > p) || (!max && q < p) {
-                            best = i;
-                        }
-                    }
-                    best as i64
-                }),
-            )?;
-            v
-        }};
-    }
     // Every real dtype, as TF's ArgMax/ArgMin; the narrow ones compared widened
     // (the order is the same).
     let v = match &crate::ops::widen(x.data())? {
-        crate::tensor::Data::F32(a) => pick!(a),
-        crate::tensor::Data::F64(a) => pick!(a),
-        crate::tensor::Data::I32(a) => pick!(a),
-        crate::tensor::Data::I64(a) => pick!(a),
-        crate::tensor::Data::U64(a) => pick!(a),
+        crate::tensor::Data::F32(a) => arg_extreme_lanes(op, a, ax, max)?,
+        crate::tensor::Data::F64(a) => arg_extreme_lanes(op, a, ax, max)?,
+        crate::tensor::Data::I32(a) => arg_extreme_lanes(op, a, ax, max)?,
+        crate::tensor::Data::I64(a) => arg_extreme_lanes(op, a, ax, max)?,
+        crate::tensor::Data::U64(a) => arg_extreme_lanes(op, a, ax, max)?,
         _ => return Err(Error::unsupported(op, x.dtype())),
     };
     let mut shape = x.shape().to_vec();

@@ -1,0 +1,293 @@
+//! Reshaping ops: reshape, broadcast_to, transpose, expand_dims, squeeze, and the
+//! shape queries shape, size and rank.
+//!
+//! These move or share storage without arithmetic; their gradients are the inverse
+//! movement of `dy`. Ops that pick elements (slice, pad, tile) are in `remap.rs`;
+//! joining and splitting (concat, stack, split) in `concat.rs`.
+
+use ndarray::IxDyn;
+
+use super::{grads, record, Grads, Op, Saves, VjpCx};
+use crate::broadcast::{broadcast_shapes, norm_axis};
+use crate::error::{Error, Result};
+use crate::kernels::elementwise::broadcast_owned;
+use crate::size::{check_shape, num_elements};
+use crate::tape::unbroadcast as backward_unbroadcast;
+use crate::tensor::Tensor;
+
+/// Reshapes to `shape` (same number of elements). TF equivalent: `tf.reshape`.
+pub fn reshape(x: &Tensor, shape: &[usize]) -> Result<Tensor> {
+    let n = num_elements("Reshape", shape)?;
+    if n != x.size() {
+        return Err(Error::invalid(
+            "Reshape",
+            format!(
+                "Input to reshape is a tensor with {} values, but the requested shape has {}",
+                x.size(),
+                n
+            ),
+        ));
+    }
+    let out = Tensor::new(map_same!(x.data(), a => {
+        let a = if a.is_standard_layout() { a.clone() } else { broadcast_owned(a, a.shape())?.into_shared() };
+        a.into_shape_with_order(IxDyn(shape))
+            .map_err(|e| Error::Internal(format!("Reshape to {shape:?}: {e}")))?
+    }));
+    record(Reshape, &[x], &[&out]);
+    Ok(out)
+}
+
+/// Reshape where one entry may be `-1` (inferred). TF equivalent: `tf.reshape`.
+pub fn reshape_infer(x: &Tensor, shape: &[i64]) -> Result<Tensor> {
+    let mut unknown = None;
+    let mut known = 1usize;
+    for (i, &d) in shape.iter().enumerate() {
+        if d == -1 {
+            if unknown.is_some() {
+                return Err(Error::invalid("Reshape", "only one input size may be -1"));
+            }
+            unknown = Some(i);
+        } else if d < 0 {
+            return Err(Error::invalid(
+                "Reshape",
+                format!("size {i} must be non-negative, not {d}"),
+            ));
+        } else {
+            // A zero makes the product 0; a product past i64 is TF's overflow error.
+            known = known
+                .checked_mul(d as usize)
+                .filter(|&k| k <= isize::MAX as usize)
+                .ok_or_else(|| {
+                    Error::invalid(
+                        "Reshape",
+                        format!("Encountered overflow when multiplying the dimensions of shape {shape:?}"),
+                    )
+                })?;
+        }
+    }
+    let mut dims: Vec<usize> = shape.iter().map(|&d| d.max(0) as usize).collect();
+    if let Some(i) = unknown {
+        if known == 0 || x.size() % known != 0 {
+            return Err(Error::invalid(
+                "Reshape",
+                format!(
+                    "Input to reshape is a tensor with {} values, but the requested shape requires a multiple of {}",
+                    x.size(),
+                    known
+                ),
+            ));
+        }
+        dims[i] = x.size() / known;
+    }
+    reshape(x, &dims)
+}
+
+struct Reshape;
+impl Op for Reshape {
+    fn name(&self) -> &'static str {
+        "Reshape"
+    }
+    fn saves(&self) -> Saves {
+        Saves::NOTHING
+    }
+    fn batched(&self) -> bool {
+        true
+    }
+    fn vjp(&self, cx: &VjpCx<'_>, dys: &[Tensor]) -> Result<Grads> {
+        let shape = cx.batched(&dys[0], cx.input_shape(0));
+        Ok(grads![Some(reshape(&dys[0], &shape)?)])
+    }
+}
+
+/// Broadcasts to `shape`. TF equivalent: `tf.broadcast_to`. Gradient: `dy` summed
+/// over the broadcast axes.
+pub fn broadcast_to(x: &Tensor, shape: &[usize]) -> Result<Tensor> {
+    if x.shape() == shape {
+        return Ok(x.clone());
+    }
+    let b = broadcast_shapes("BroadcastTo", x.shape(), shape)?;
+    if b != shape {
+        return Err(Error::shapes("BroadcastTo", x.shape(), shape));
+    }
+    check_shape("BroadcastTo", shape, x.dtype())?;
+    let out = Tensor::new(map_same!(x.data(), a => broadcast_owned(a, shape)?));
+    record(BroadcastTo, &[x], &[&out]);
+    Ok(out)
+}
+struct BroadcastTo;
+impl Op for BroadcastTo {
+    fn name(&self) -> &'static str {
+        "BroadcastTo"
+    }
+    fn saves(&self) -> Saves {
+        Saves::NOTHING
+    }
+    fn batched(&self) -> bool {
+        true
+    }
+    fn vjp(&self, cx: &VjpCx<'_>, dys: &[Tensor]) -> Result<Grads> {
+        let g = backward_unbroadcast(dys[0].clone(), cx.input_shape(0), cx.batch())?;
+        Ok(grads![Some(g)])
+    }
+}
+
+/// Permutes axes (`None`: reverse them). TF equivalent: `tf.transpose`.
+pub fn transpose(x: &Tensor, perm: Option<&[usize]>) -> Result<Tensor> {
+    let nd = x.ndim();
+    let perm: Vec<usize> = match perm {
+        Some(p) => p.to_vec(),
+        None => (0..nd).rev().collect(),
+    };
+    let mut seen = vec![false; nd];
+    if perm.len() != nd
+        || perm
+            .iter()
+            .any(|&p| p >= nd || std::mem::replace(&mut seen[p], true))
+    {
+        return Err(Error::invalid(
+            "Transpose",
+            format!("perm {perm:?} is not a permutation of 0..{nd}"),
+        ));
+    }
+    let out = Tensor::new(map_same!(x.data(), a => {
+        a.clone().permuted_axes(IxDyn(&perm))
+    }));
+    record(Transpose { perm }, &[x], &[&out]);
+    Ok(out)
+}
+struct Transpose {
+    perm: Vec<usize>,
+}
+impl Op for Transpose {
+    fn name(&self) -> &'static str {
+        "Transpose"
+    }
+    fn saves(&self) -> Saves {
+        Saves::NOTHING
+    }
+    fn batched(&self) -> bool {
+        true
+    }
+    fn vjp(&self, cx: &VjpCx<'_>, dys: &[Tensor]) -> Result<Grads> {
+        // Inverse permutation, behind the batch axes left in place.
+        let b = cx.batch();
+        let mut inv: Vec<usize> = (0..b + self.perm.len()).collect();
+        for (i, &p) in self.perm.iter().enumerate() {
+            inv[b + p] = b + i;
+        }
+        Ok(grads![Some(transpose(&dys[0], Some(&inv))?)])
+    }
+}
+
+/// Inserts a size-1 axis at `axis`. TF equivalent: `tf.expand_dims`.
+pub fn expand_dims(x: &Tensor, axis: isize) -> Result<Tensor> {
+    let ax = norm_axis("ExpandDims", axis, x.ndim() + 1)?;
+    let mut shape = x.shape().to_vec();
+    shape.insert(ax, 1);
+    reshape(x, &shape)
+}
+
+/// Removes size-1 axes (all, or those in `axis`). TF equivalent: `tf.squeeze`.
+pub fn squeeze(x: &Tensor, axis: Option<&[isize]>) -> Result<Tensor> {
+    let shape = x.shape();
+    let drop: Vec<usize> = match axis {
+        None => (0..shape.len()).filter(|&i| shape[i] == 1).collect(),
+        Some(a) => {
+            let mut v = Vec::new();
+            for &ax in a {
+                let i = norm_axis("Squeeze", ax, shape.len())?;
+                if shape[i] != 1 {
+                    return Err(Error::invalid(
+                        "Squeeze",
+                        format!(
+                            "Can not squeeze dim[{i}], expected a dimension of 1, got {}",
+                            shape[i]
+                        ),
+                    ));
+                }
+                v.push(i);
+            }
+            v
+        }
+    };
+    let new: Vec<usize> = (0..shape.len())
+        .filter(|i| !drop.contains(i))
+        .map(|i| shape[i])
+        .collect();
+    reshape(x, &new)
+}
+
+/// The shape of `x` as a 1-D integer tensor (`int32` or `int64`). TF equivalent:
+/// `tf.shape`. Not differentiable.
+pub fn shape(x: &Tensor, dtype: crate::dtype::DType) -> Result<Tensor> {
+    let dt = check_index_dtype("Shape", dtype)?;
+    // Exact: a dimension beside a zero one may exceed what f64 or int32 hold.
+    let v: Vec<i64> = x.shape().iter().map(|&d| d as i64).collect();
+    let n = v.len();
+    let t = Tensor::from_vec(v, &[n])?;
+    if dt == crate::dtype::DType::I32 && x.shape().iter().any(|&d| d > i32::MAX as usize) {
+        return Err(Error::invalid(
+            "Shape",
+            format!(
+                "shape {:?} does not fit in int32: use out_type=int64",
+                x.shape()
+            ),
+        ));
+    }
+    crate::ops::cast(&t, dt)
+}
+
+/// The number of elements of `x` as a scalar integer tensor. TF equivalent: `tf.size`.
+pub fn size(x: &Tensor, dtype: crate::dtype::DType) -> Result<Tensor> {
+    match check_index_dtype("Size", dtype)? {
+        crate::dtype::DType::I32 => match i32::try_from(x.size()) {
+            Ok(n) => Ok(Tensor::scalar(n)),
+            Err(_) => Err(Error::invalid(
+                "Size",
+                format!(
+                    "size {} does not fit in int32: use out_type=int64",
+                    x.size()
+                ),
+            )),
+        },
+        _ => Ok(Tensor::scalar(x.size() as i64)),
+    }
+}
+
+/// The rank of `x` as a scalar `int32` tensor. TF equivalent: `tf.rank`.
+pub fn rank(x: &Tensor) -> Result<Tensor> {
+    Ok(Tensor::scalar(x.ndim() as i32))
+}
+
+fn check_index_dtype(op: &'static str, dt: crate::dtype::DType) -> Result<crate::dtype::DType> {
+    use crate::dtype::DType;
+    match dt {
+        DType::I32 | DType::I64 => Ok(dt),
+        _ => Err(Error::dtype(
+            op,
+            format!("out_type must be int32 or int64, got {}", dt.name()),
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ops::testutil::t64;
+
+    #[test]
+    fn shape_size_rank() {
+        let x = t64(&[0.; 6], &[2, 3]);
+        let s = shape(&x, crate::DType::I32).unwrap();
+        assert_eq!(s.to_vec::<i32>().unwrap(), vec![2, 3]);
+        assert_eq!(
+            size(&x, crate::DType::I64)
+                .unwrap()
+                .to_vec::<i64>()
+                .unwrap(),
+            vec![6]
+        );
+        assert_eq!(rank(&x).unwrap().to_vec::<i32>().unwrap(), vec![2]);
+        assert!(shape(&x, crate::DType::F32).is_err());
+    }
+}
