@@ -178,7 +178,7 @@ pub fn split(x: &Tensor, spec: &SplitSpec, axis: isize) -> Result<Vec<Tensor>> {
             ))
         }
         SplitSpec::Num(n) => {
-            if d % n != 0 {
+            if !d.is_multiple_of(*n) {
                 return Err(Error::invalid(
                     "Split",
                     format!("Number of ways to split should evenly divide the split dimension, but got split_dim {ax} (size = {d}) and num_split {n}"),
@@ -236,6 +236,122 @@ fn split_sizes(x: &Tensor, sizes: &[usize], ax: usize) -> Result<Vec<Tensor>> {
     Ok(out)
 }
 
+/// The Python functions of this family: bindings and where they appear (see
+/// `src/ops/README.md`).
+#[cfg(feature = "python")]
+pub(super) mod python {
+    #[allow(unused_imports)]
+    use crate::python::binding::*;
+
+    /// The tensors of ``values`` joined along the existing axis ``axis``. TF equivalent:
+    /// ``tf.concat``.
+    ///
+    /// >>> print(gt.concat([gt.constant([1, 2]), gt.constant([3])], axis=0))
+    /// gt.Tensor([1 2 3], shape=(3,), dtype=int32)
+    #[pyfunction]
+    #[pyo3(signature = (values, axis, name=None))]
+    fn concat(
+        py: Python<'_>,
+        values: &Bound<'_, PyAny>,
+        axis: &Bound<'_, PyAny>,
+        name: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
+        let _ = name;
+        let xs = tensor_list(values)?;
+        let axis = int_arg(axis, "axis")? as isize;
+        let n = xs.iter().map(|t| t.size()).sum();
+        Ok(heavy(py, n, || ops::concat(&xs, axis))?.into())
+    }
+
+    /// The tensors of ``values`` (same shape) joined along a new axis ``axis``. TF equivalent:
+    /// ``tf.stack``.
+    ///
+    /// >>> print(gt.stack([gt.constant([1, 2]), gt.constant([3, 4])], axis=1))
+    /// gt.Tensor(
+    /// [[1 3]
+    ///  [2 4]], shape=(2, 2), dtype=int32)
+    #[pyfunction]
+    #[pyo3(signature = (values, axis=0, name=None))]
+    fn stack(
+        py: Python<'_>,
+        values: &Bound<'_, PyAny>,
+        axis: isize,
+        name: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
+        let _ = name;
+        let xs = tensor_list(values)?;
+        let n = xs.iter().map(|t| t.size()).sum();
+        Ok(heavy(py, n, || ops::stack(&xs, axis))?.into())
+    }
+
+    /// The slices of ``value`` along ``axis``, as a list of tensors. TF equivalent:
+    /// ``tf.unstack``.
+    ///
+    /// >>> [t.numpy().tolist() for t in gt.unstack(gt.constant([[1, 2], [3, 4]]))]
+    /// [[1, 2], [3, 4]]
+    #[pyfunction]
+    #[pyo3(signature = (value, num=None, axis=0, name=None))]
+    fn unstack(
+        py: Python<'_>,
+        value: &Bound<'_, PyAny>,
+        num: Option<usize>,
+        axis: isize,
+        name: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Vec<PyTensor>> {
+        let _ = name;
+        let x = to_tensor(value, None)?;
+        let parts = heavy(py, x.size(), || ops::unstack(&x, num, axis))?;
+        Ok(parts.into_iter().map(Into::into).collect())
+    }
+
+    /// ``value`` cut along ``axis`` into ``num_or_size_splits`` equal parts, or parts of the
+    /// given sizes (a list of tensors). TF equivalent: ``tf.split``.
+    ///
+    /// >>> [t.numpy().tolist() for t in gt.split(gt.range(5), [2, 3])]
+    /// [[0, 1], [2, 3, 4]]
+    #[pyfunction]
+    #[pyo3(signature = (value, num_or_size_splits, axis=0, num=None, name=None))]
+    fn split(
+        py: Python<'_>,
+        value: &Bound<'_, PyAny>,
+        num_or_size_splits: &Bound<'_, PyAny>,
+        axis: isize,
+        num: Option<usize>,
+        name: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Vec<PyTensor>> {
+        let _ = (name, num);
+        let x = to_tensor(value, None)?;
+        let spec = match num_or_size_splits.extract::<i64>() {
+            Ok(n) if n >= 0 => ops::SplitSpec::Num(n as usize),
+            Ok(n) => {
+                return Err(PyValueError::new_err(format!(
+                    "num_or_size_splits must be positive, got {n}"
+                )))
+            }
+            Err(_) => match as_tensor(num_or_size_splits) {
+                Some(t) if t.ndim() == 0 && t.dtype().is_integer() => {
+                    let n = t.to_i64_scalar().unwrap_or(-1);
+                    ops::SplitSpec::Num(usize::try_from(n).map_err(|_| {
+                        PyValueError::new_err(format!(
+                            "num_or_size_splits must be positive, got {n}"
+                        ))
+                    })?)
+                }
+                _ => ops::SplitSpec::Sizes(shape_arg(num_or_size_splits)?),
+            },
+        };
+        let parts = heavy(py, x.size(), || ops::split(&x, &spec, axis))?;
+        Ok(parts.into_iter().map(Into::into).collect())
+    }
+
+    expose! {
+        fn concat in [gt]: "(values: Sequence[TensorLike] | Tensor, axis: int | Tensor, name: str | None=None) -> Tensor";
+        fn stack in [gt]: "(values: Sequence[TensorLike] | Tensor, axis: int=0, name: str | None=None) -> Tensor";
+        fn unstack in [gt]: "(value: TensorLike, num: int | None=None, axis: int=0, name: str | None=None) -> list[Tensor]";
+        fn split in [gt]: "(value: TensorLike, num_or_size_splits: int | Sequence[int] | Tensor, axis: int=0, num: int | None=None, name: str | None=None) -> list[Tensor]";
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -268,7 +384,7 @@ mod tests {
             concat(&[a.clone(), b.clone()], 1),
             Err(Error::InvalidArgument { .. })
         ));
-        assert!(concat(&[a.clone()], 2).is_err());
+        assert!(concat(std::slice::from_ref(&a), 2).is_err());
         assert!(concat(&[], 0).is_err());
     }
 

@@ -535,6 +535,135 @@ pub fn boolean_mask(tensor: &Tensor, mask: &Tensor, axis: isize) -> Result<Tenso
     gather(&flat, &idx, Some(ax as isize), 0)
 }
 
+/// The Python functions of this family: bindings and where they appear (see
+/// `src/ops/README.md`).
+#[cfg(feature = "python")]
+pub(super) mod python {
+    #[allow(unused_imports)]
+    use crate::python::binding::*;
+
+    /// Slices of ``params`` along ``axis`` (0 by default) at ``indices``. Only ``batch_dims=0``
+    /// is supported. TF equivalent: ``tf.gather``.
+    ///
+    /// >>> print(gt.gather(gt.constant([10, 20, 30]), [2, 0]))
+    /// gt.Tensor([30 10], shape=(2,), dtype=int32)
+    #[pyfunction]
+    #[pyo3(signature = (params, indices, validate_indices=None, axis=None, batch_dims=0, name=None))]
+    fn gather(
+        py: Python<'_>,
+        params: &Bound<'_, PyAny>,
+        indices: &Bound<'_, PyAny>,
+        validate_indices: Option<&Bound<'_, PyAny>>,
+        axis: Option<&Bound<'_, PyAny>>,
+        batch_dims: isize,
+        name: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
+        let _ = (name, validate_indices);
+        let p = to_tensor(params, None)?;
+        let i = to_tensor(indices, None)?;
+        let axis = opt_axis(axis)?;
+        Ok(heavy(py, p.size(), || ops::gather(&p, &i, axis, batch_dims))?.into())
+    }
+
+    /// Elements or slices of ``params`` at the index tuples in the last axis of ``indices``.
+    /// Only ``batch_dims=0`` is supported. TF equivalent: ``tf.gather_nd``.
+    ///
+    /// >>> print(gt.gather_nd(gt.constant([[1, 2], [3, 4]]), [[0, 1], [1, 0]]))
+    /// gt.Tensor([2 3], shape=(2,), dtype=int32)
+    #[pyfunction]
+    #[pyo3(signature = (params, indices, batch_dims=0, name=None))]
+    fn gather_nd(
+        py: Python<'_>,
+        params: &Bound<'_, PyAny>,
+        indices: &Bound<'_, PyAny>,
+        batch_dims: isize,
+        name: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
+        let _ = name;
+        if batch_dims != 0 {
+            return Err(InvalidArgumentError::new_err(format!(
+                "gather_nd: batch_dims={batch_dims} is not supported (only batch_dims=0)"
+            )));
+        }
+        let p = to_tensor(params, None)?;
+        let i = to_tensor(indices, None)?;
+        Ok(heavy(py, p.size(), || ops::gather_nd(&p, &i))?.into())
+    }
+
+    /// One-hot encoding of ``indices`` with ``depth`` classes (float32 by default, or the dtype
+    /// of ``on_value``/``off_value``). TF equivalent: ``tf.one_hot``.
+    ///
+    /// >>> print(gt.one_hot([0, 2], 3))
+    /// gt.Tensor(
+    /// [[1. 0. 0.]
+    ///  [0. 0. 1.]], shape=(2, 3), dtype=float32)
+    #[pyfunction]
+    #[pyo3(signature = (indices, depth, on_value=None, off_value=None, axis=None, dtype=None, name=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn one_hot(
+        indices: &Bound<'_, PyAny>,
+        depth: &Bound<'_, PyAny>,
+        on_value: Option<&Bound<'_, PyAny>>,
+        off_value: Option<&Bound<'_, PyAny>>,
+        axis: Option<&Bound<'_, PyAny>>,
+        dtype: Option<&Bound<'_, PyAny>>,
+        name: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
+        let _ = name;
+        let i = to_tensor(indices, None)?;
+        let depth = int_arg(depth, "depth")?;
+        if depth < 0 {
+            return Err(InvalidArgumentError::new_err(format!(
+                "depth must be non-negative, got: {depth}"
+            )));
+        }
+        let on = on_value.filter(|v| !v.is_none());
+        let off = off_value.filter(|v| !v.is_none());
+        let value_dtype = match on.or(off) {
+            Some(v) => Some(to_tensor(v, None)?.dtype()),
+            None => None,
+        };
+        let dt = dtype_arg(dtype, value_dtype.unwrap_or(DType::F32))?;
+        let scalar = |v: Option<&Bound<'_, PyAny>>, d: f64| -> PyResult<f64> {
+            match v {
+                Some(v) => Ok(to_tensor(v, Some(dt))?.to_f64_scalar()?),
+                None => Ok(d),
+            }
+        };
+        let (on, off) = (scalar(on, 1.0)?, scalar(off, 0.0)?);
+        let axis = opt_axis(axis)?.unwrap_or(-1);
+        Ok(ops::one_hot(&i, depth as usize, on, off, axis, dt)?.into())
+    }
+
+    /// The entries of ``tensor`` where ``mask`` is true (``mask`` covers the axes from
+    /// ``axis``). TF equivalent: ``tf.boolean_mask``.
+    ///
+    /// >>> print(gt.boolean_mask(gt.constant([1, 2, 3]), [True, False, True]))
+    /// gt.Tensor([1 3], shape=(2,), dtype=int32)
+    #[pyfunction]
+    #[pyo3(signature = (tensor, mask, axis=None, name=None))]
+    fn boolean_mask(
+        py: Python<'_>,
+        tensor: &Bound<'_, PyAny>,
+        mask: &Bound<'_, PyAny>,
+        axis: Option<&Bound<'_, PyAny>>,
+        name: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
+        let _ = name;
+        let x = to_tensor(tensor, None)?;
+        let m = to_tensor(mask, Some(DType::Bool))?;
+        let axis = opt_axis(axis)?.unwrap_or(0);
+        Ok(heavy(py, x.size(), || ops::boolean_mask(&x, &m, axis))?.into())
+    }
+
+    expose! {
+        fn gather in [gt]: "(params: TensorLike, indices: TensorLike, validate_indices: _bool | None=None, axis: int | Tensor | None=None, batch_dims: int=0, name: str | None=None) -> Tensor";
+        fn gather_nd in [gt]: "(params: TensorLike, indices: TensorLike, batch_dims: int=0, name: str | None=None) -> Tensor";
+        fn one_hot in [gt]: "(indices: TensorLike, depth: int | Tensor, on_value: TensorLike | None=None, off_value: TensorLike | None=None, axis: int | Tensor | None=None, dtype: DTypeLike | None=None, name: str | None=None) -> Tensor";
+        fn boolean_mask in [gt]: "(tensor: TensorLike, mask: TensorLike, axis: int | Tensor | None=None, name: str | None=None) -> Tensor";
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

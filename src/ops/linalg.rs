@@ -782,6 +782,67 @@ pub(super) mod python {
         adjoint => ops::adjoint,
     );
 
+    fn axes_list(ob: &Bound<'_, PyAny>) -> PyResult<Vec<isize>> {
+        if let Ok(i) = ob.extract::<isize>() {
+            return Ok(vec![i]);
+        }
+        Ok(shape_arg(ob)?.into_iter().map(|v| v as isize).collect())
+    }
+
+    /// Sum of products over the given axes of ``a`` and ``b``: ``axes`` is an int (last axes of
+    /// ``a`` with first axes of ``b``) or a pair of axis lists. TF equivalent:
+    /// ``tf.tensordot``.
+    ///
+    /// >>> a = gt.constant([[1.0, 2.0], [3.0, 4.0]])
+    /// >>> print(gt.tensordot(a, a, axes=1))
+    /// gt.Tensor(
+    /// [[ 7. 10.]
+    ///  [15. 22.]], shape=(2, 2), dtype=float32)
+    /// >>> print(gt.tensordot(a, a, axes=[[0, 1], [0, 1]]))
+    /// gt.Tensor(30.0, shape=(), dtype=float32)
+    #[pyfunction]
+    #[pyo3(signature = (a, b, axes, name=None))]
+    fn tensordot(
+        py: Python<'_>,
+        a: &Bound<'_, PyAny>,
+        b: &Bound<'_, PyAny>,
+        axes: &Bound<'_, PyAny>,
+        name: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
+        let _ = name;
+        let (x, y) = crate::python::args::pair(a, b)?;
+        let spec = if let Ok(n) = axes.extract::<i64>().or_else(|e| {
+            // A scalar int tensor counts as an int (not a float one: no silent truncation).
+            match as_tensor(axes).filter(|t| t.ndim() == 0) {
+                Some(t) => t.to_i64_scalar().ok_or_else(|| {
+                    PyTypeError::new_err("'axes' must be an int or a pair of lists of ints")
+                }),
+                None => Err(e),
+            }
+        }) {
+            if n < 0 {
+                return Err(PyValueError::new_err(format!(
+                    "'axes' must be at least 0, got {n}"
+                )));
+            }
+            ops::TensordotAxes::N(n as usize)
+        } else if as_tensor(axes).is_some_and(|t| t.ndim() == 0) {
+            return Err(PyTypeError::new_err(
+                "'axes' must be an int or a pair of lists of ints",
+            ));
+        } else {
+            let items: Vec<Bound<'_, PyAny>> = axes.try_iter()?.collect::<PyResult<_>>()?;
+            if items.len() != 2 {
+                return Err(PyValueError::new_err(
+                    "'axes' must be an integer or have length 2",
+                ));
+            }
+            ops::TensordotAxes::Pairs(axes_list(&items[0])?, axes_list(&items[1])?)
+        };
+        let n = x.size().max(y.size());
+        Ok(heavy(py, n, || ops::tensordot(&x, &y, &spec))?.into())
+    }
+
     expose! {
         fn matmul in [gt, linalg]: "(a: TensorLike, b: TensorLike, transpose_a: _bool=False, transpose_b: _bool=False, adjoint_a: _bool=False, adjoint_b: _bool=False, name: str | None=None) -> Tensor";
         fn solve in [linalg]: "(matrix: TensorLike, rhs: TensorLike, adjoint: _bool=False, name: str | None=None) -> Tensor";
@@ -796,6 +857,7 @@ pub(super) mod python {
         fn cholesky in [linalg]: "(input: TensorLike, name: str | None=None) -> Tensor";
         fn trace in [linalg]: "(input: TensorLike, name: str | None=None) -> Tensor";
         fn adjoint in [linalg]: "(input: TensorLike, name: str | None=None) -> Tensor";
+        fn tensordot in [gt, linalg]: "(a: TensorLike, b: TensorLike, axes: int | Sequence[int | Sequence[int]] | Tensor, name: str | None=None) -> Tensor";
     }
 }
 

@@ -51,17 +51,17 @@ pub(crate) use crate::tape::stack::record;
 pub(crate) const PYTHON: &[crate::python::expose::Family] = &[
     family!(binary),
     family!(complex),
+    family!(concat),
     family!(create),
     family!(einsum),
+    family!(index),
     family!(linalg),
     family!(logic),
     family!(nn),
     family!(reduce),
+    family!(remap),
+    family!(reshape),
     family!(unary),
-    crate::python::expose::Family {
-        register: crate::python::ops::shape::register,
-        exports: crate::python::ops::shape::EXPORTS,
-    },
 ];
 
 #[cfg(feature = "python")]

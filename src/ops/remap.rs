@@ -388,6 +388,108 @@ pub fn tile(x: &Tensor, multiples: &[usize]) -> Result<Tensor> {
     remap(x, maps, None, ("Tile", "TileGrad"))
 }
 
+/// The Python functions of this family: bindings and where they appear (see
+/// `src/ops/README.md`).
+#[cfg(feature = "python")]
+pub(super) mod python {
+    #[allow(unused_imports)]
+    use crate::python::binding::*;
+
+    /// ``input`` repeated ``multiples[i]`` times along each axis ``i``. TF equivalent:
+    /// ``tf.tile``.
+    ///
+    /// >>> print(gt.tile(gt.constant([1, 2]), [2]))
+    /// gt.Tensor([1 2 1 2], shape=(4,), dtype=int32)
+    #[pyfunction]
+    #[pyo3(signature = (input, multiples, name=None))]
+    fn tile(
+        py: Python<'_>,
+        input: &Bound<'_, PyAny>,
+        multiples: &Bound<'_, PyAny>,
+        name: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
+        let _ = name;
+        let x = to_tensor(input, None)?;
+        let m = dims_arg(multiples)?;
+        let n = m.iter().fold(x.size(), |n, &d| n.saturating_mul(d));
+        Ok(heavy(py, n, || ops::tile(&x, &m))?.into())
+    }
+
+    /// ``tensor`` padded by ``paddings[i] = [before, after]`` along each axis; modes CONSTANT,
+    /// REFLECT and SYMMETRIC. TF equivalent: ``tf.pad``.
+    ///
+    /// >>> print(gt.pad(gt.constant([1, 2]), [[1, 2]]))
+    /// gt.Tensor([0 1 2 0 0], shape=(5,), dtype=int32)
+    /// >>> print(gt.pad(gt.constant([1, 2, 3]), [[1, 1]], mode="REFLECT"))
+    /// gt.Tensor([2 1 2 3 2], shape=(5,), dtype=int32)
+    #[pyfunction]
+    #[pyo3(signature = (tensor, paddings, mode="CONSTANT", constant_values=None, name=None))]
+    fn pad(
+        py: Python<'_>,
+        tensor: &Bound<'_, PyAny>,
+        paddings: &Bound<'_, PyAny>,
+        mode: &str,
+        constant_values: Option<&Bound<'_, PyAny>>,
+        name: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
+        let _ = name;
+        let x = to_tensor(tensor, None)?;
+        let p = to_tensor(paddings, Some(DType::I64))?;
+        if !p.dtype().is_integer() || p.ndim() != 2 || p.shape()[1] != 2 {
+            return Err(InvalidArgumentError::new_err(format!(
+                "paddings must be a matrix of integers with 2 columns, got shape {:?} and dtype {}",
+                p.shape(),
+                p.dtype().name()
+            )));
+        }
+        let v = ops::cast(&p, DType::I64)?.to_vec::<i64>()?;
+        if v.iter().any(|&d| d < 0) {
+            return Err(InvalidArgumentError::new_err(format!(
+                "paddings must be non-negative, got {v:?}"
+            )));
+        }
+        let pairs: Vec<(usize, usize)> = v
+            .chunks(2)
+            .map(|c| (c[0] as usize, c[1] as usize))
+            .collect();
+        let mode = ops::PadMode::parse(mode)?;
+        let cv = match constant_values {
+            Some(c) if !c.is_none() => Some(to_tensor(c, Some(x.dtype()))?),
+            _ => None,
+        };
+        Ok(heavy(py, x.size(), || ops::pad(&x, &pairs, mode, cv.as_ref()))?.into())
+    }
+
+    /// The block of ``input_`` starting at ``begin`` of extent ``size`` (-1: to the end).
+    /// TF equivalent: ``tf.slice``.
+    ///
+    /// >>> print(gt.slice(gt.constant([[1, 2, 3], [4, 5, 6]]), [0, 1], [2, -1]))
+    /// gt.Tensor(
+    /// [[2 3]
+    ///  [5 6]], shape=(2, 2), dtype=int32)
+    #[pyfunction]
+    #[pyo3(signature = (input_, begin, size, name=None))]
+    fn slice(
+        py: Python<'_>,
+        input_: &Bound<'_, PyAny>,
+        begin: &Bound<'_, PyAny>,
+        size: &Bound<'_, PyAny>,
+        name: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
+        let _ = name;
+        let x = to_tensor(input_, None)?;
+        let b = shape_arg(begin)?;
+        let s = shape_arg(size)?;
+        Ok(heavy(py, x.size(), || ops::slice(&x, &b, &s))?.into())
+    }
+
+    expose! {
+        fn tile in [gt]: "(input: TensorLike, multiples: ShapeLike, name: str | None=None) -> Tensor";
+        fn pad in [gt]: "(tensor: TensorLike, paddings: TensorLike, mode: str='CONSTANT', constant_values: TensorLike | None=None, name: str | None=None) -> Tensor";
+        fn slice in [gt]: "(input_: TensorLike, begin: ShapeLike, size: TensorLike, name: str | None=None) -> Tensor";
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

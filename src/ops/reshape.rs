@@ -67,7 +67,7 @@ pub fn reshape_infer(x: &Tensor, shape: &[i64]) -> Result<Tensor> {
     }
     let mut dims: Vec<usize> = shape.iter().map(|&d| d.max(0) as usize).collect();
     if let Some(i) = unknown {
-        if known == 0 || x.size() % known != 0 {
+        if known == 0 || !x.size().is_multiple_of(known) {
             return Err(Error::invalid(
                 "Reshape",
                 format!(
@@ -267,6 +267,182 @@ fn check_index_dtype(op: &'static str, dt: crate::dtype::DType) -> Result<crate:
             op,
             format!("out_type must be int32 or int64, got {}", dt.name()),
         )),
+    }
+}
+
+/// The Python functions of this family: bindings and where they appear (see
+/// `src/ops/README.md`).
+#[cfg(feature = "python")]
+pub(super) mod python {
+    #[allow(unused_imports)]
+    use crate::python::binding::*;
+
+    /// ``tensor`` with a new shape of the same size; one entry may be -1 (inferred).
+    /// TF equivalent: ``tf.reshape``.
+    ///
+    /// >>> print(gt.reshape(gt.range(6), [2, -1]))
+    /// gt.Tensor(
+    /// [[0 1 2]
+    ///  [3 4 5]], shape=(2, 3), dtype=int32)
+    #[pyfunction]
+    #[pyo3(signature = (tensor, shape, name=None))]
+    fn reshape(
+        py: Python<'_>,
+        tensor: &Bound<'_, PyAny>,
+        shape: &Bound<'_, PyAny>,
+        name: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
+        let _ = name;
+        let x = to_tensor(tensor, None)?;
+        let s = shape_arg(shape)?;
+        Ok(heavy(py, x.size(), || ops::reshape_infer(&x, &s))?.into())
+    }
+
+    /// Axes permuted by ``perm`` (reversed by default); ``conjugate=True`` also conjugates.
+    /// TF equivalent: ``tf.transpose``.
+    ///
+    /// >>> print(gt.transpose(gt.constant([[1, 2, 3]])))
+    /// gt.Tensor(
+    /// [[1]
+    ///  [2]
+    ///  [3]], shape=(3, 1), dtype=int32)
+    #[pyfunction]
+    #[pyo3(signature = (a, perm=None, conjugate=false, name=None))]
+    fn transpose(
+        py: Python<'_>,
+        a: &Bound<'_, PyAny>,
+        perm: Option<&Bound<'_, PyAny>>,
+        conjugate: bool,
+        name: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
+        let _ = name;
+        let x = to_tensor(a, None)?;
+        let perm = match perm {
+            Some(p) if !p.is_none() => Some(dims_arg(p)?),
+            _ => None,
+        };
+        Ok(heavy(py, x.size(), || {
+            let t = ops::transpose(&x, perm.as_deref())?;
+            if conjugate {
+                ops::conj(&t)
+            } else {
+                Ok(t)
+            }
+        })?
+        .into())
+    }
+
+    /// ``input`` with a new axis of length 1 inserted at ``axis``. TF equivalent:
+    /// ``tf.expand_dims``.
+    ///
+    /// >>> print(gt.expand_dims(gt.constant([1, 2]), 0).shape)
+    /// (1, 2)
+    #[pyfunction]
+    #[pyo3(signature = (input, axis, name=None))]
+    fn expand_dims(
+        input: &Bound<'_, PyAny>,
+        axis: isize,
+        name: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
+        let _ = name;
+        let x = to_tensor(input, None)?;
+        Ok(ops::expand_dims(&x, axis)?.into())
+    }
+
+    /// ``input`` without its length-1 axes (or only those in ``axis``). TF equivalent:
+    /// ``tf.squeeze``.
+    ///
+    /// >>> print(gt.squeeze(gt.zeros([1, 2, 1])).shape)
+    /// (2,)
+    #[pyfunction]
+    #[pyo3(signature = (input, axis=None, name=None))]
+    fn squeeze(
+        input: &Bound<'_, PyAny>,
+        axis: Option<&Bound<'_, PyAny>>,
+        name: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
+        let _ = name;
+        let x = to_tensor(input, None)?;
+        let axes = axes_arg(axis)?;
+        Ok(ops::squeeze(&x, axes.as_deref())?.into())
+    }
+
+    /// ``input`` broadcast to ``shape``. TF equivalent: ``tf.broadcast_to``.
+    ///
+    /// >>> print(gt.broadcast_to(gt.constant([1, 2]), [2, 2]))
+    /// gt.Tensor(
+    /// [[1 2]
+    ///  [1 2]], shape=(2, 2), dtype=int32)
+    #[pyfunction]
+    #[pyo3(signature = (input, shape, name=None))]
+    fn broadcast_to(
+        py: Python<'_>,
+        input: &Bound<'_, PyAny>,
+        shape: &Bound<'_, PyAny>,
+        name: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
+        let _ = name;
+        let x = to_tensor(input, None)?;
+        let s = dims_arg(shape)?;
+        let n = s.iter().fold(1usize, |n, &d| n.saturating_mul(d));
+        Ok(heavy(py, n, || ops::broadcast_to(&x, &s))?.into())
+    }
+
+    /// The shape of ``input`` as a 1-D int32 tensor (or ``out_type``). TF equivalent:
+    /// ``tf.shape``.
+    ///
+    /// >>> print(gt.shape(gt.zeros([2, 3])))
+    /// gt.Tensor([2 3], shape=(2,), dtype=int32)
+    #[pyfunction]
+    #[pyo3(signature = (input, out_type=None, name=None))]
+    fn shape(
+        input: &Bound<'_, PyAny>,
+        out_type: Option<&Bound<'_, PyAny>>,
+        name: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
+        let _ = name;
+        let x = to_tensor(input, None)?;
+        Ok(ops::shape(&x, dtype_arg(out_type, DType::I32)?)?.into())
+    }
+
+    /// The number of elements of ``input`` as an int32 scalar tensor (or ``out_type``).
+    /// TF equivalent: ``tf.size``.
+    ///
+    /// >>> print(gt.size(gt.zeros([2, 3])))
+    /// gt.Tensor(6, shape=(), dtype=int32)
+    #[pyfunction]
+    #[pyo3(signature = (input, out_type=None, name=None))]
+    fn size(
+        input: &Bound<'_, PyAny>,
+        out_type: Option<&Bound<'_, PyAny>>,
+        name: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
+        let _ = name;
+        let x = to_tensor(input, None)?;
+        Ok(ops::size(&x, dtype_arg(out_type, DType::I32)?)?.into())
+    }
+
+    /// The number of axes of ``input`` as an int32 scalar tensor. TF equivalent: ``tf.rank``.
+    ///
+    /// >>> print(gt.rank(gt.zeros([2, 3])))
+    /// gt.Tensor(2, shape=(), dtype=int32)
+    #[pyfunction]
+    #[pyo3(signature = (input, name=None))]
+    fn rank(input: &Bound<'_, PyAny>, name: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
+        let _ = name;
+        let x = to_tensor(input, None)?;
+        Ok(ops::rank(&x)?.into())
+    }
+
+    expose! {
+        fn reshape in [gt]: "(tensor: TensorLike, shape: ShapeLike, name: str | None=None) -> Tensor";
+        fn transpose in [gt]: "(a: TensorLike, perm: ShapeLike | None=None, conjugate: _bool=False, name: str | None=None) -> Tensor";
+        fn expand_dims in [gt]: "(input: TensorLike, axis: int, name: str | None=None) -> Tensor";
+        fn squeeze in [gt]: "(input: TensorLike, axis: AxisLike | None=None, name: str | None=None) -> Tensor";
+        fn broadcast_to in [gt]: "(input: TensorLike, shape: ShapeLike, name: str | None=None) -> Tensor";
+        fn shape in [gt]: "(input: TensorLike, out_type: DTypeLike | None=None, name: str | None=None) -> Tensor";
+        fn size in [gt]: "(input: TensorLike, out_type: DTypeLike | None=None, name: str | None=None) -> Tensor";
+        fn rank in [gt]: "(input: TensorLike, name: str | None=None) -> Tensor";
     }
 }
 

@@ -4,7 +4,9 @@ use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyTuple};
 
-use super::convert::{as_tensor, convert_value, to_tensor};
+use super::convert::{as_tensor, convert_value, to_dtype, to_tensor};
+use crate::dtype::DType;
+use crate::ops;
 use crate::tensor::Tensor;
 
 /// Converts two operands: a Python value takes the dtype of the tensor beside it.
@@ -94,4 +96,47 @@ pub(crate) fn dims_arg(ob: &Bound<'_, PyAny>) -> PyResult<Vec<usize>> {
             })
         })
         .collect()
+}
+
+/// Converts a list of tensor-likes; Python values take the first tensor's dtype.
+pub(crate) fn tensor_list(values: &Bound<'_, PyAny>) -> PyResult<Vec<Tensor>> {
+    let items: Vec<Bound<'_, PyAny>> = if as_tensor(values).is_some() {
+        // A single tensor: its rows (TF unstacks it).
+        let t = to_tensor(values, None)?;
+        return Ok(ops::unstack(&t, None, 0)?);
+    } else {
+        values.try_iter()?.collect::<PyResult<_>>()?
+    };
+    let hint = items.iter().find_map(|it| as_tensor(it)).map(|t| t.dtype());
+    items.iter().map(|it| to_tensor(it, hint)).collect()
+}
+
+/// An int argument that may also be a scalar int tensor.
+pub(crate) fn int_arg(ob: &Bound<'_, PyAny>, what: &str) -> PyResult<i64> {
+    if let Ok(i) = ob.extract::<i64>() {
+        return Ok(i);
+    }
+    match as_tensor(ob) {
+        Some(t) if t.size() == 1 && t.dtype().is_integer() => t
+            .to_i64_scalar()
+            .ok_or_else(|| PyTypeError::new_err(format!("{what} must be an int"))),
+        _ => Err(PyTypeError::new_err(format!(
+            "{what} must be an int, got {}",
+            ob.repr()?
+        ))),
+    }
+}
+
+pub(crate) fn opt_axis(axis: Option<&Bound<'_, PyAny>>) -> PyResult<Option<isize>> {
+    match axis {
+        Some(a) if !a.is_none() => Ok(Some(int_arg(a, "axis")? as isize)),
+        _ => Ok(None),
+    }
+}
+
+pub(crate) fn dtype_arg(d: Option<&Bound<'_, PyAny>>, default: DType) -> PyResult<DType> {
+    match d {
+        Some(d) if !d.is_none() => to_dtype(d),
+        _ => Ok(default),
+    }
 }

@@ -3,9 +3,12 @@
 // A prelude: each family uses part of it.
 #![allow(unused_imports)]
 
+pub(crate) use pyo3::exceptions::{PyTypeError, PyValueError};
 pub(crate) use pyo3::prelude::*;
 
-pub(crate) use super::args::{axes_arg, dims_arg, pair, shape_arg};
+pub(crate) use super::args::{
+    axes_arg, dims_arg, dtype_arg, int_arg, opt_axis, pair, shape_arg, tensor_list,
+};
 pub(crate) use super::convert::{as_tensor, convert_value, to_dtype, to_tensor};
 pub(crate) use super::errors::InvalidArgumentError;
 pub(crate) use super::expose::expose;

@@ -10,7 +10,6 @@ pub(crate) mod errors;
 mod experimental;
 pub(crate) mod expose;
 mod index;
-pub(crate) mod ops;
 mod tape;
 pub(crate) mod tensor;
 mod variable;
