@@ -23,6 +23,7 @@ mod linalg;
 mod logic;
 mod nn;
 mod nondiff;
+pub mod random;
 mod reduce;
 mod shape;
 mod unary;
