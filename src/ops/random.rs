@@ -425,9 +425,9 @@ pub fn uniform_int(
         return Err(Error::invalid(
             OP,
             format!(
-                "minval {minval} and maxval {maxval} must lie in the range of {} ([{lo}, {}])",
-                dtype.name(),
-                hi + 1
+                "minval and maxval must satisfy {lo} <= minval < maxval <= {} for {}, got {minval} and {maxval}",
+                hi + 1,
+                dtype.name()
             ),
         ));
     }

@@ -2,10 +2,12 @@
 //! converts its arguments, makes one engine call (GIL released when large), and
 //! wraps the result.
 
+mod composite;
 mod create;
 mod linalg;
 mod math;
 mod nn;
+mod random;
 mod reduce;
 mod shape;
 
@@ -17,10 +19,12 @@ use super::convert::{as_tensor, convert_value, to_tensor};
 use crate::tensor::Tensor;
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    composite::register(m)?;
     create::register(m)?;
     linalg::register(m)?;
     math::register(m)?;
     nn::register(m)?;
+    random::register(m)?;
     reduce::register(m)?;
     shape::register(m)?;
     Ok(())
