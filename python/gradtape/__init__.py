@@ -17,12 +17,13 @@ from ._gradtape import (
     cos, cosh, cumprod, cumsum, divide, einsum, equal, erf, exp, expand_dims, expm1, eye,
     fill, floor, floordiv, floormod, gather, gather_nd, greater, greater_equal, identity,
     imag, less, less_equal, linspace, log, log1p, logical_and, logical_not, logical_or,
-    logical_xor, matmul, maximum, minimum, multiply, negative, not_equal, one_hot, ones,
-    ones_like, pad, pow, range, rank, real, reciprocal, reduce_max, reduce_mean,
-    reduce_min, reduce_prod, reduce_sum, reshape, round, rsqrt, shape, sigmoid, sign, sin,
-    sinh, size, slice, split, sqrt, square, squared_difference, squeeze, stack,
-    stop_gradient, subtract, tan, tanh, tensordot, tile, transpose, truediv, unstack,
-    where, zeros, zeros_like,
+    logical_xor, matmul, maximum, minimum, multiply, negative, norm, not_equal, one_hot,
+    ones, ones_like, pad, pow, range, rank, real, reciprocal, reduce_all, reduce_any,
+    reduce_logsumexp, reduce_max, reduce_mean, reduce_min, reduce_prod, reduce_std,
+    reduce_sum, reduce_variance, reshape, round, rsqrt, shape, sigmoid, sign, sin, sinh,
+    size, slice, split, sqrt, square, squared_difference, squeeze, stack, stop_gradient,
+    subtract, tan, tanh, tensordot, tile, transpose, truediv, unstack, where, zeros,
+    zeros_like,
 )
 
 __all__ = [
@@ -33,11 +34,12 @@ __all__ = [
     "floor", "floordiv", "floormod", "gather", "gather_nd", "greater", "greater_equal",
     "identity", "imag", "less", "less_equal", "linspace", "log", "log1p", "logical_and",
     "logical_not", "logical_or", "logical_xor", "matmul", "maximum", "minimum", "multiply",
-    "negative", "not_equal", "one_hot", "ones", "ones_like", "pad", "pow", "range", "rank",
-    "real", "reciprocal", "reduce_max", "reduce_mean", "reduce_min", "reduce_prod",
-    "reduce_sum", "reshape", "round", "rsqrt", "shape", "sigmoid", "sign", "sin", "sinh",
-    "size", "slice", "split", "sqrt", "square", "squared_difference", "squeeze", "stack",
-    "stop_gradient", "subtract", "tan", "tanh", "tensordot", "tile", "transpose",
+    "negative", "norm", "not_equal", "one_hot", "ones", "ones_like", "pad", "pow", "range",
+    "rank", "real", "reciprocal", "reduce_all", "reduce_any", "reduce_logsumexp",
+    "reduce_max", "reduce_mean", "reduce_min", "reduce_prod", "reduce_std", "reduce_sum",
+    "reduce_variance", "reshape", "round", "rsqrt", "shape", "sigmoid", "sign", "sin",
+    "sinh", "size", "slice", "split", "sqrt", "square", "squared_difference", "squeeze",
+    "stack", "stop_gradient", "subtract", "tan", "tanh", "tensordot", "tile", "transpose",
     "truediv", "unstack", "where", "zeros", "zeros_like",
 ]
 # </generated>
@@ -48,8 +50,7 @@ from ._registry import RegisterGradient, gradient_override, gradient_override_ma
 from ._tape import GradientTape, UnconnectedGradients
 from ._variable import Variable
 from . import autodiff, layers, optimizers
-from .linalg import norm
-from .math import mod, reduce_all, reduce_any, reduce_logsumexp, reduce_std, reduce_variance
+from .math import mod
 from .dtypes import double, half
 
 newaxis = None
@@ -63,7 +64,5 @@ __all__ += [
     "complex64", "custom_gradient", "double", "dtypes", "errors", "experimental",
     "float16", "float32", "float64", "gradient_override", "gradient_override_map", "half",
     "initializers", "int16", "int32", "int64", "int8", "layers", "linalg", "math", "mod",
-    "newaxis", "nn", "norm", "optimizers", "random", "reduce_all", "reduce_any",
-    "reduce_logsumexp", "reduce_std", "reduce_variance", "uint16", "uint32", "uint64",
-    "uint8",
+    "newaxis", "nn", "optimizers", "random", "uint16", "uint32", "uint64", "uint8",
 ]

@@ -530,6 +530,124 @@ pub fn matvec(a: &Tensor, b: &Tensor, transpose_a: bool, adjoint_a: bool) -> Res
     crate::ops::squeeze(&y, Some(&[-1]))
 }
 
+/// The order of a [`norm`]: TF's `ord` argument.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum NormOrd {
+    /// `'euclidean'` (also `'fro'`, and `2` over one axis or all): the square root of
+    /// the sum of squared magnitudes (the Frobenius norm over two axes).
+    Euclidean,
+    /// A positive `p`: `sum(|x|^p)^(1/p)`. Over two axes (a matrix norm) only 1 (the
+    /// largest column sum) is supported; TF's spectral norm (2) is not.
+    P(f64),
+    /// `inf`: the largest magnitude; over two axes, the largest row sum.
+    Inf,
+}
+
+/// Vector norm over `axis` (one axis, or all when `None`), or matrix norm over two
+/// axes. TF equivalent: `tf.norm` / `tf.linalg.norm`, composed as TF does, with the
+/// same argument checks: at most two distinct axes, `ord` a positive number or
+/// `Euclidean`/`Inf` for vectors, and `Euclidean`, 1 or `Inf` for matrices (TF's
+/// matrix 2-norm needs an SVD gradtape does not have: an error). Gradients are those
+/// of the composition (`x / norm` for the Euclidean norm; at 0, TF's NaN).
+pub fn norm(x: &Tensor, ord: NormOrd, axis: Option<&[isize]>, keepdims: bool) -> Result<Tensor> {
+    use crate::ops::{abs, pow, reduce_max, reduce_sum, scalar_like, sqrt, squeeze};
+    const OP: &str = "norm";
+    let axes: Option<Vec<usize>> = match axis {
+        None => None,
+        Some(a) if a.len() == 1 || a.len() == 2 => Some(
+            a.iter()
+                .map(|&i| crate::broadcast::norm_axis(OP, i, x.ndim()))
+                .collect::<Result<_>>()?,
+        ),
+        Some(a) => {
+            return Err(Error::invalid(
+                OP,
+                format!(
+                    "'axis' must be None, an integer, or a tuple of 2 unique integers, got {a:?}"
+                ),
+            ))
+        }
+    };
+    let matrix = match axes.as_deref() {
+        Some([a, b]) if a == b => {
+            return Err(Error::invalid(
+                OP,
+                format!(
+                "'axis' must be None, an integer, or a tuple of 2 unique integers, got {axis:?}"
+            ),
+            ))
+        }
+        Some(&[a, b]) => Some((a as isize, b as isize)),
+        _ => None,
+    };
+    let ord = match ord {
+        NormOrd::P(p) if p == f64::INFINITY => NormOrd::Inf,
+        NormOrd::P(p) if p == 2.0 && matrix.is_none() => NormOrd::Euclidean,
+        o => o,
+    };
+    match ord {
+        NormOrd::P(p) if p.is_nan() || p <= 0.0 => {
+            return Err(Error::invalid(
+                OP,
+                format!("'ord' must be a supported vector norm, got {p}"),
+            ))
+        }
+        NormOrd::Euclidean | NormOrd::Inf | NormOrd::P(_) if matrix.is_none() => {}
+        NormOrd::Euclidean | NormOrd::Inf => {}
+        NormOrd::P(1.0) => {}
+        NormOrd::P(p) => {
+            return Err(Error::invalid(
+                OP,
+                if p == 2.0 {
+                    "the matrix 2-norm (ord=2 over two axes) is not supported".to_string()
+                } else {
+                    format!("'ord' must be a supported matrix norm in ['euclidean', 'fro', 1, 2, inf], got {p}")
+                },
+            ))
+        }
+    }
+    let all: Vec<isize> = axes
+        .as_deref()
+        .map(|a| a.iter().map(|&i| i as isize).collect())
+        .unwrap_or_default();
+    let axis = axes.as_ref().map(|_| all.as_slice());
+    let result = match (ord, matrix) {
+        (NormOrd::Euclidean, _) => {
+            // |x|² as x·x for real dtypes (TF: x·conj(x)); real for complex ones.
+            let sq = if x.dtype().is_complex() {
+                let a = abs(x)?;
+                multiply(&a, &a)?
+            } else {
+                multiply(x, x)?
+            };
+            sqrt(&reduce_sum(&sq, axis, true)?)?
+        }
+        (NormOrd::P(_), Some((a0, a1))) => {
+            let cols = reduce_sum(&abs(x)?, Some(&[a0]), true)?;
+            reduce_max(&cols, Some(&[a1]), true)?
+        }
+        (NormOrd::Inf, Some((a0, a1))) => {
+            let rows = reduce_sum(&abs(x)?, Some(&[a1]), true)?;
+            reduce_max(&rows, Some(&[a0]), true)?
+        }
+        (NormOrd::Inf, None) => reduce_max(&abs(x)?, axis, true)?,
+        (NormOrd::P(1.0), None) => reduce_sum(&abs(x)?, axis, true)?,
+        (NormOrd::P(p), None) => {
+            let a = abs(x)?;
+            let s = reduce_sum(&pow(&a, &scalar_like(&a, p))?, axis, true)?;
+            pow(&s, &scalar_like(&s, 1.0 / p))?
+        }
+    };
+    if keepdims {
+        Ok(result)
+    } else {
+        squeeze(
+            &result,
+            axis.or(Some(&(0..x.ndim() as isize).collect::<Vec<_>>())),
+        )
+    }
+}
+
 /// The Python functions of this family: bindings and where they appear (see
 /// `src/ops/README.md`).
 #[cfg(feature = "python")]
@@ -843,6 +961,62 @@ pub(super) mod python {
         Ok(heavy(py, n, || ops::tensordot(&x, &y, &spec))?.into())
     }
 
+    /// TF's ``ord`` argument: ``'euclidean'``/``'fro'``, ``inf``/``'inf'``, or a positive
+    /// number.
+    fn ord_arg(ord: Option<&Bound<'_, PyAny>>) -> PyResult<ops::NormOrd> {
+        let Some(ord) = ord.filter(|o| !o.is_none()) else {
+            return Ok(ops::NormOrd::Euclidean);
+        };
+        if ord.is_instance_of::<pyo3::types::PyString>() {
+            return match ord.extract::<String>()?.as_str() {
+                "euclidean" | "fro" => Ok(ops::NormOrd::Euclidean),
+                "inf" => Ok(ops::NormOrd::Inf),
+                other => Err(PyValueError::new_err(format!(
+                    "'ord' must be a supported vector norm, got '{other}'"
+                ))),
+            };
+        }
+        match ord.extract::<f64>() {
+            Ok(p) => Ok(ops::NormOrd::P(p)),
+            Err(_) => Err(PyValueError::new_err(format!(
+                "'ord' must be a supported vector norm, got {}",
+                ord.repr()?
+            ))),
+        }
+    }
+
+    /// Vector norm over ``axis`` (all elements by default, or one axis), or matrix norm
+    /// over a pair of axes. TF equivalent: ``tf.norm`` / ``tf.linalg.norm`` for vector
+    /// orders ``'euclidean'``, 1, 2, ``inf`` and any ``p > 0``, and matrix orders
+    /// ``'euclidean'``/``'fro'``, 1 and ``inf`` (not 2).
+    ///
+    /// >>> float(gt.norm(gt.constant([3.0, 4.0])))
+    /// 5.0
+    /// >>> float(gt.norm(gt.constant([[1.0, -2.0], [3.0, 4.0]]), ord=1, axis=[0, 1]))
+    /// 6.0
+    #[pyfunction]
+    #[pyo3(
+        signature = (tensor, ord=None, axis=None, keepdims=false, name=None),
+        text_signature = "(tensor, ord='euclidean', axis=None, keepdims=False, name=None)"
+    )]
+    fn norm(
+        py: Python<'_>,
+        tensor: &Bound<'_, PyAny>,
+        ord: Option<&Bound<'_, PyAny>>,
+        axis: Option<&Bound<'_, PyAny>>,
+        keepdims: bool,
+        name: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
+        let _ = name;
+        let ord = ord_arg(ord)?;
+        let axes = axes_arg(axis)?;
+        let x = to_tensor(tensor, None)?;
+        Ok(heavy(py, x.size(), || {
+            ops::norm(&x, ord, axes.as_deref(), keepdims)
+        })?
+        .into())
+    }
+
     expose! {
         fn matmul in [gt, linalg]: "(a: TensorLike, b: TensorLike, transpose_a: _bool=False, transpose_b: _bool=False, adjoint_a: _bool=False, adjoint_b: _bool=False, name: str | None=None) -> Tensor";
         fn solve in [linalg]: "(matrix: TensorLike, rhs: TensorLike, adjoint: _bool=False, name: str | None=None) -> Tensor";
@@ -858,6 +1032,7 @@ pub(super) mod python {
         fn trace in [linalg]: "(input: TensorLike, name: str | None=None) -> Tensor";
         fn adjoint in [linalg]: "(input: TensorLike, name: str | None=None) -> Tensor";
         fn tensordot in [gt, linalg]: "(a: TensorLike, b: TensorLike, axes: int | Sequence[int | Sequence[int]] | Tensor, name: str | None=None) -> Tensor";
+        fn norm in [gt, linalg]: "(tensor: TensorLike, ord: str | float='euclidean', axis: AxisLike | None=None, keepdims: _bool=False, name: str | None=None) -> Tensor";
     }
 }
 
@@ -1023,5 +1198,78 @@ mod tests {
         assert!(tensordot(&a, &c, &TensordotAxes::N(1)).is_err());
         assert!(tensordot(&a, &b, &TensordotAxes::Pairs(vec![0], vec![])).is_err());
         let _ = multiply;
+    }
+
+    #[test]
+    fn norms() {
+        let x = t64(&[3.0, -4.0, 0.0, 1.0, 2.0, -2.0], &[2, 3]);
+        let n = |o, a: Option<&[isize]>, k| vals(&norm(&x, o, a, k).unwrap());
+        close(&n(NormOrd::Euclidean, None, false), &[34f64.sqrt()]);
+        close(&n(NormOrd::P(2.0), Some(&[1]), false), &[5.0, 3.0]);
+        let k = norm(&x, NormOrd::Euclidean, Some(&[-1]), true).unwrap();
+        assert_eq!(k.shape(), &[2, 1]);
+        assert_eq!(
+            norm(&x, NormOrd::Euclidean, None, true).unwrap().shape(),
+            &[1, 1]
+        );
+        assert_eq!(
+            norm(&x, NormOrd::Euclidean, None, false).unwrap().shape(),
+            &[] as &[usize]
+        );
+        close(&n(NormOrd::P(1.0), None, false), &[12.0]);
+        close(&n(NormOrd::Inf, Some(&[0]), false), &[3.0, 4.0, 2.0]);
+        close(&n(NormOrd::P(f64::INFINITY), None, false), &[4.0]);
+        close(
+            &n(NormOrd::P(3.0), Some(&[0]), false),
+            &[28f64.cbrt(), 72f64.cbrt(), 8f64.cbrt()],
+        );
+        // Matrix norms: Frobenius, largest column sum, largest row sum.
+        close(
+            &n(NormOrd::Euclidean, Some(&[0, 1]), false),
+            &[34f64.sqrt()],
+        );
+        close(&n(NormOrd::P(1.0), Some(&[0, 1]), false), &[6.0]);
+        close(&n(NormOrd::P(1.0), Some(&[1, 0]), false), &[7.0]);
+        close(&n(NormOrd::Inf, Some(&[0, 1]), false), &[7.0]);
+        let km = norm(&x, NormOrd::Inf, Some(&[-2, -1]), true).unwrap();
+        assert_eq!(km.shape(), &[1, 1]);
+        // d|x|/dx = x / |x|; second order through the composition.
+        let v = t64(&[3.0, 4.0], &[2]);
+        close(
+            &grad(&v, None, |v| {
+                norm(v, NormOrd::Euclidean, None, false).unwrap()
+            }),
+            &[0.6, 0.8],
+        );
+        // Row sums of the Hessian (I - u uᵀ)/|x|, u = x/|x|: (1 - u_i (u_1 + u_2)) / 5.
+        close(
+            &grad2(&v, |v| norm(v, NormOrd::Euclidean, None, false).unwrap()),
+            &[(1.0 - 0.6 * 1.4) / 5.0, (1.0 - 0.8 * 1.4) / 5.0],
+        );
+        close(
+            &grad(&v, None, |v| norm(v, NormOrd::P(1.0), None, false).unwrap()),
+            &[1.0, 1.0],
+        );
+        // Complex: the magnitudes' norm, real.
+        let c = crate::ops::complex(&t64(&[3.0, 0.0], &[2]), &t64(&[0.0, 4.0], &[2])).unwrap();
+        let nc = norm(&c, NormOrd::Euclidean, None, false).unwrap();
+        assert_eq!(nc.dtype(), crate::DType::F64);
+        close(&vals(&nc), &[5.0]);
+        for (o, a) in [
+            (NormOrd::P(0.0), None),
+            (NormOrd::P(-1.0), None),
+            (NormOrd::P(f64::NAN), None),
+            (NormOrd::P(2.0), Some(&[0isize, 1][..])),
+            (NormOrd::P(3.0), Some(&[0, 1][..])),
+            (NormOrd::Euclidean, Some(&[0, 0][..])),
+            (NormOrd::Euclidean, Some(&[1, -1][..])),
+            (NormOrd::Euclidean, Some(&[0, 1, 0][..])),
+            (NormOrd::Euclidean, Some(&[2][..])),
+        ] {
+            assert!(
+                matches!(norm(&x, o, a, false), Err(Error::InvalidArgument { .. })),
+                "{o:?} {a:?}"
+            );
+        }
     }
 }

@@ -24,6 +24,7 @@ mod linalg;
 mod logic;
 mod nn;
 mod nondiff;
+pub mod random;
 mod reduce;
 mod remap;
 mod reshape;
@@ -59,6 +60,7 @@ pub(crate) const PYTHON: &[crate::python::expose::Family] = &[
     family!(logic),
     family!(nn),
     family!(reduce),
+    family!(random),
     family!(remap),
     family!(reshape),
     family!(unary),

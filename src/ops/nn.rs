@@ -312,6 +312,155 @@ pub fn sparse_softmax_cross_entropy_with_logits(
     softmax_cross_entropy_with_logits(&oh, logits, -1)
 }
 
+// ---- Composites: TF's own compositions of engine ops (their gradients, to any
+// order, are those of their parts).
+
+/// Float dtypes only, for the composites whose TF kernels are float-only.
+fn floating(op: &'static str, x: &Tensor) -> Result<()> {
+    if x.dtype().is_floating() {
+        Ok(())
+    } else {
+        Err(Error::unsupported(op, x.dtype()))
+    }
+}
+
+/// Gaussian error linear unit. TF equivalent: `tf.nn.gelu`, composed as TF does:
+/// `0.5 x (1 + erf(x / sqrt(2)))`, or with `approximate` the tanh form
+/// `0.5 x (1 + tanh(0.7978845608028654 (x + 0.044715 x³)))`.
+pub fn gelu(x: &Tensor, approximate: bool) -> Result<Tensor> {
+    use crate::ops::{divide, erf, pow, tanh};
+    floating("Gelu", x)?;
+    let half_x = multiply(&scalar_like(x, 0.5), x)?;
+    let one = scalar_like(x, 1.0);
+    if approximate {
+        let cube = pow(x, &scalar_like(x, 3.0))?;
+        let inner = add(x, &multiply(&scalar_like(x, 0.044715), &cube)?)?;
+        let t = tanh(&multiply(&scalar_like(x, 0.797_884_560_802_865_4), &inner)?)?;
+        multiply(&half_x, &add(&one, &t)?)
+    } else {
+        let e = erf(&divide(x, &scalar_like(x, std::f64::consts::SQRT_2))?)?;
+        multiply(&half_x, &add(&one, &e)?)
+    }
+}
+
+/// `x * sigmoid(beta * x)`. TF equivalent: `tf.nn.silu` (`tf.nn.swish`).
+pub fn silu(x: &Tensor, beta: f64) -> Result<Tensor> {
+    floating("Silu", x)?;
+    let bx = multiply(&scalar_like(x, beta), x)?;
+    multiply(x, &crate::ops::sigmoid(&bx)?)
+}
+
+/// `sum(t²) / 2`. TF equivalent: `tf.nn.l2_loss`. Gradient `t`.
+pub fn l2_loss(t: &Tensor) -> Result<Tensor> {
+    floating("L2Loss", t)?;
+    multiply(
+        &reduce_sum(&multiply(t, t)?, None, false)?,
+        &scalar_like(t, 0.5),
+    )
+}
+
+/// Elementwise logistic loss of `logits` against `labels` (same shape and dtype),
+/// computed stably as TF does: `max(x, 0) - x z + log(1 + exp(-|x|))`. TF
+/// equivalent: `tf.nn.sigmoid_cross_entropy_with_logits`.
+pub fn sigmoid_cross_entropy_with_logits(labels: &Tensor, logits: &Tensor) -> Result<Tensor> {
+    use crate::ops::{greater_equal, log1p};
+    const OP: &str = "sigmoid_cross_entropy_with_logits";
+    if labels.shape() != logits.shape() {
+        return Err(Error::invalid(
+            OP,
+            format!(
+                "logits and labels must have the same shape ({:?} vs {:?})",
+                logits.shape(),
+                labels.shape()
+            ),
+        ));
+    }
+    if labels.dtype() != logits.dtype() {
+        return Err(Error::dtype_mismatch(OP, logits.dtype(), labels.dtype()));
+    }
+    floating(OP, logits)?;
+    let zeros = zeros_like(logits)?;
+    let cond = greater_equal(logits, &zeros)?;
+    let relu_logits = where_(&cond, logits, &zeros)?;
+    let neg_abs_logits = where_(&cond, &neg(logits)?, logits)?;
+    add(
+        &subtract(&relu_logits, &multiply(logits, labels)?)?,
+        &log1p(&exp(&neg_abs_logits)?)?,
+    )
+}
+
+/// `x / sqrt(max(sum(|x|²), epsilon))` over `axis` (all axes by default). TF
+/// equivalent: `tf.math.l2_normalize` (`tf.nn.l2_normalize`), composed as TF does;
+/// complex inputs have their real and imaginary parts scaled alike.
+pub fn l2_normalize(x: &Tensor, axis: Option<&[isize]>, epsilon: f64) -> Result<Tensor> {
+    use crate::ops::{complex, imag, maximum, real, rsqrt, square};
+    let inv_norm = |square_sum: Tensor| -> Result<Tensor> {
+        rsqrt(&maximum(&square_sum, &scalar_like(&square_sum, epsilon))?)
+    };
+    if x.dtype().is_complex() {
+        let (re, im) = (real(x)?, imag(x)?);
+        let sq = add(&square(&re)?, &square(&im)?)?;
+        let inv = inv_norm(reduce_sum(&sq, axis, true)?)?;
+        return complex(&multiply(&re, &inv)?, &multiply(&im, &inv)?);
+    }
+    let inv = inv_norm(reduce_sum(&square(x)?, axis, true)?)?;
+    multiply(x, &inv)
+}
+
+/// Zeros each element (or each slice of `noise_shape`, which broadcasts to `x`'s
+/// shape) with probability `rate` and scales the others by `1 / (1 - rate)`. TF
+/// equivalent: `tf.nn.dropout` (the random stream is gradtape's: see
+/// [`crate::ops::random`]; the mask is drawn as `uniform(noise_shape, seed) >= rate`).
+/// Gradient: `dy` through the mask, scaled. `rate` must be in `[0, 1)`; at 0, `x`
+/// itself is returned.
+pub fn dropout(
+    x: &Tensor,
+    rate: f64,
+    noise_shape: Option<&[usize]>,
+    seed: Option<i64>,
+) -> Result<Tensor> {
+    use crate::ops::{greater_equal, random};
+    const OP: &str = "dropout";
+    if !(0.0..1.0).contains(&rate) {
+        return Err(Error::invalid(
+            OP,
+            format!("rate must be a scalar tensor or a float in the range [0, 1), got {rate}"),
+        ));
+    }
+    if !x.dtype().is_floating() {
+        return Err(Error::invalid(
+            OP,
+            format!(
+                "x has to be a floating point tensor since it's going to be scaled. Got a {} tensor instead.",
+                x.dtype().name()
+            ),
+        ));
+    }
+    if rate == 0.0 {
+        return Ok(x.clone());
+    }
+    let noise_shape = noise_shape.unwrap_or(x.shape());
+    let joint = crate::broadcast::broadcast_shapes(OP, noise_shape, x.shape());
+    if joint.as_deref().ok() != Some(x.shape()) {
+        return Err(Error::invalid(
+            OP,
+            format!(
+                "noise_shape {noise_shape:?} must broadcast to the shape of x {:?}",
+                x.shape()
+            ),
+        ));
+    }
+    let u = random::uniform(noise_shape, 0.0, 1.0, x.dtype(), seed)?;
+    let keep = greater_equal(&u, &scalar_like(&u, rate))?;
+    let scaled = multiply(x, &scalar_like(x, 1.0 / (1.0 - rate)))?;
+    // TF's select (not a product with the mask): a dropped inf or NaN gives 0.
+    where_(
+        &crate::ops::broadcast_to(&keep, x.shape())?,
+        &scaled,
+        &zeros_like(x)?,
+    )
+}
+
 /// The Python functions of this family: bindings and where they appear (see
 /// `src/ops/README.md`).
 #[cfg(feature = "python")]
@@ -433,6 +582,148 @@ pub(super) mod python {
         .into())
     }
 
+    /// ``x / sqrt(max(sum(x**2), epsilon))`` over ``axis`` (all axes by default; ``dim``
+    /// is TF's deprecated name for it). TF equivalent: ``tf.math.l2_normalize`` (also
+    /// ``gt.nn.l2_normalize``).
+    ///
+    /// >>> print(gt.math.l2_normalize(gt.constant([3.0, 4.0])))
+    /// gt.Tensor([0.6 0.8], shape=(2,), dtype=float32)
+    #[pyfunction]
+    #[pyo3(signature = (x, axis=None, epsilon=1e-12, name=None, dim=None))]
+    fn l2_normalize(
+        py: Python<'_>,
+        x: &Bound<'_, PyAny>,
+        axis: Option<&Bound<'_, PyAny>>,
+        epsilon: f64,
+        name: Option<&Bound<'_, PyAny>>,
+        dim: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
+        let _ = name;
+        let axes = match dim.filter(|d| !d.is_none()) {
+            Some(d) => axes_arg(Some(d))?,
+            None => axes_arg(axis)?,
+        };
+        let x = to_tensor(x, None)?;
+        Ok(heavy(py, x.size(), || {
+            ops::l2_normalize(&x, axes.as_deref(), epsilon)
+        })?
+        .into())
+    }
+
+    /// Gaussian error linear unit: exactly ``0.5 x (1 + erf(x / sqrt 2))``, or with
+    /// ``approximate=True`` the tanh form ``0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))``.
+    /// TF equivalent: ``tf.nn.gelu``.
+    ///
+    /// >>> round(float(gt.nn.gelu(gt.constant(1.0))), 6)
+    /// 0.841345
+    #[pyfunction]
+    #[pyo3(signature = (features, approximate=false, name=None))]
+    fn gelu(
+        py: Python<'_>,
+        features: &Bound<'_, PyAny>,
+        approximate: bool,
+        name: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
+        let _ = name;
+        let x = to_tensor(features, None)?;
+        Ok(heavy(py, x.size(), || ops::gelu(&x, approximate))?.into())
+    }
+
+    /// ``x * sigmoid(beta * x)``. TF equivalent: ``tf.nn.silu`` / ``tf.nn.swish``.
+    ///
+    /// >>> round(float(gt.nn.silu(gt.constant(1.0))), 6)
+    /// 0.731059
+    #[pyfunction]
+    #[pyo3(signature = (features, beta=1.0, name=None))]
+    fn silu(
+        py: Python<'_>,
+        features: &Bound<'_, PyAny>,
+        beta: f64,
+        name: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
+        let _ = name;
+        let x = to_tensor(features, None)?;
+        Ok(heavy(py, x.size(), || ops::silu(&x, beta))?.into())
+    }
+
+    /// ``sum(t ** 2) / 2``. TF equivalent: ``tf.nn.l2_loss``.
+    ///
+    /// >>> float(gt.nn.l2_loss(gt.constant([1.0, 2.0])))
+    /// 2.5
+    #[pyfunction]
+    #[pyo3(signature = (t, name=None))]
+    fn l2_loss(
+        py: Python<'_>,
+        t: &Bound<'_, PyAny>,
+        name: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
+        let _ = name;
+        let x = to_tensor(t, None)?;
+        Ok(heavy(py, x.size(), || ops::l2_loss(&x))?.into())
+    }
+
+    /// Elementwise logistic loss, computed stably as TF does:
+    /// ``max(x, 0) - x * z + log(1 + exp(-|x|))``. TF equivalent:
+    /// ``tf.nn.sigmoid_cross_entropy_with_logits``.
+    ///
+    /// >>> round(float(gt.nn.sigmoid_cross_entropy_with_logits(labels=1.0, logits=0.0)), 6)
+    /// 0.693147
+    #[pyfunction]
+    #[pyo3(signature = (labels=None, logits=None, name=None))]
+    fn sigmoid_cross_entropy_with_logits(
+        py: Python<'_>,
+        labels: Option<&Bound<'_, PyAny>>,
+        logits: Option<&Bound<'_, PyAny>>,
+        name: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
+        let _ = name;
+        let (Some(labels), Some(logits)) = (
+            labels.filter(|l| !l.is_none()),
+            logits.filter(|l| !l.is_none()),
+        ) else {
+            return Err(PyValueError::new_err(
+                "Both labels and logits must be provided.",
+            ));
+        };
+        let lg = to_tensor(logits, None)?;
+        let lb = to_tensor(labels, Some(lg.dtype()))?;
+        Ok(heavy(py, lg.size(), || {
+            ops::sigmoid_cross_entropy_with_logits(&lb, &lg)
+        })?
+        .into())
+    }
+
+    /// Zeros elements with probability ``rate`` and scales the rest by ``1 / (1 - rate)``;
+    /// ``noise_shape`` (broadcast to ``x``'s shape) shares one decision along its size-1
+    /// axes. TF equivalent: ``tf.nn.dropout`` (the random stream is gradtape's, not TF's;
+    /// ``seed`` follows ``gt.random``'s rules).
+    ///
+    /// >>> y = gt.nn.dropout(gt.ones([1000]), rate=0.5, seed=1)
+    /// >>> sorted(set(y.numpy().tolist()))
+    /// [0.0, 2.0]
+    #[pyfunction]
+    #[pyo3(signature = (x, rate, noise_shape=None, seed=None, name=None))]
+    fn dropout(
+        py: Python<'_>,
+        x: &Bound<'_, PyAny>,
+        rate: f64,
+        noise_shape: Option<&Bound<'_, PyAny>>,
+        seed: Option<&Bound<'_, PyAny>>,
+        name: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
+        let _ = name;
+        let x = to_tensor(x, None)?;
+        let noise = match noise_shape.filter(|n| !n.is_none()) {
+            Some(n) => Some(dims_arg(n)?),
+            None => None,
+        };
+        let seed = seed_arg(seed)?;
+        Ok(heavy(py, x.size(), || {
+            ops::dropout(&x, rate, noise.as_deref(), seed)
+        })?
+        .into())
+    }
+
     expose! {
         fn relu6 in [nn]: "(features: TensorLike, name: str | None=None) -> Tensor";
         fn selu in [nn]: "(features: TensorLike, name: str | None=None) -> Tensor";
@@ -441,6 +732,12 @@ pub(super) mod python {
         fn log_softmax in [math, nn]: "(logits: TensorLike, axis: int | None=None, name: str | None=None) -> Tensor";
         fn softmax_cross_entropy_with_logits in [nn]: "(labels: TensorLike, logits: TensorLike, axis: int=-1, name: str | None=None) -> Tensor";
         fn sparse_softmax_cross_entropy_with_logits in [nn]: "(labels: TensorLike, logits: TensorLike, name: str | None=None) -> Tensor";
+        fn l2_normalize in [math, nn, linalg]: "(x: TensorLike, axis: AxisLike | None=None, epsilon: float=1e-12, name: str | None=None, dim: AxisLike | None=None) -> Tensor";
+        fn gelu in [nn]: "(features: TensorLike, approximate: _bool=False, name: str | None=None) -> Tensor";
+        fn silu in [nn]: "(features: TensorLike, beta: float=1.0, name: str | None=None) -> Tensor";
+        fn l2_loss in [nn]: "(t: TensorLike, name: str | None=None) -> Tensor";
+        fn sigmoid_cross_entropy_with_logits in [nn]: "(labels: TensorLike | None=None, logits: TensorLike | None=None, name: str | None=None) -> Tensor";
+        fn dropout in [nn]: "(x: TensorLike, rate: float | Tensor, noise_shape: ShapeLike | None=None, seed: int | None=None, name: str | None=None) -> Tensor";
     }
 }
 
@@ -547,5 +844,173 @@ mod tests {
             &vals(&softmax_cross_entropy_with_logits(&bt, &lt, 0).unwrap()),
             &[-y[1].ln()],
         );
+    }
+    #[test]
+    fn gelu_silu_l2_loss() {
+        let x = t64(&[-1., 0., 1., 2.], &[4]);
+        let erf = |v: f64| libm::erf(v);
+        let exact: Vec<f64> = [-1f64, 0., 1., 2.]
+            .iter()
+            .map(|&v| 0.5 * v * (1. + erf(v / 2f64.sqrt())))
+            .collect();
+        close(&vals(&gelu(&x, false).unwrap()), &exact);
+        close(
+            &vals(&gelu(&Tensor::scalar(1.0f64), false).unwrap()),
+            &[0.8413447460685429],
+        );
+        let approx: Vec<f64> = [-1f64, 0., 1., 2.]
+            .iter()
+            .map(|&v| {
+                0.5 * v
+                    * (1.
+                        + ((2. / std::f64::consts::PI).sqrt() * (v + 0.044715 * v * v * v)).tanh())
+            })
+            .collect();
+        close(&vals(&gelu(&x, true).unwrap()), &approx);
+        // gelu'(x) = Phi(x) + x phi(x).
+        let pdf = |v: f64| (-0.5 * v * v).exp() / (2. * std::f64::consts::PI).sqrt();
+        let d: Vec<f64> = [-1f64, 0., 1., 2.]
+            .iter()
+            .map(|&v| 0.5 * (1. + erf(v / 2f64.sqrt())) + v * pdf(v))
+            .collect();
+        close(&grad(&x, None, |x| gelu(x, false).unwrap()), &d);
+        // gelu''(x) = phi(x) (2 - x²).
+        let d2: Vec<f64> = [-1f64, 0., 1., 2.]
+            .iter()
+            .map(|&v| pdf(v) * (2. - v * v))
+            .collect();
+        close(&grad2(&x, |x| gelu(x, false).unwrap()), &d2);
+
+        let s = |v: f64| 1. / (1. + (-v).exp());
+        close(
+            &vals(&silu(&x, 1.0).unwrap()),
+            &[-s(-1.), 0., s(1.), 2. * s(2.)],
+        );
+        close(
+            &vals(&silu(&x, 0.5).unwrap()),
+            &[-s(-0.5), 0., s(0.5), 2. * s(1.)],
+        );
+        // silu'(x) = s(x) (1 + x (1 - s(x))).
+        let ds: Vec<f64> = [-1f64, 0., 1., 2.]
+            .iter()
+            .map(|&v| s(v) * (1. + v * (1. - s(v))))
+            .collect();
+        close(&grad(&x, None, |x| silu(x, 1.0).unwrap()), &ds);
+
+        close(&vals(&l2_loss(&t64(&[1., 2., 3.], &[3])).unwrap()), &[7.0]);
+        close(&grad(&x, None, |x| l2_loss(x).unwrap()), &[-1., 0., 1., 2.]);
+        close(&grad2(&x, |x| l2_loss(x).unwrap()), &[1.; 4]);
+        for f in [
+            gelu(&ti(&[1], &[1]), false),
+            silu(&ti(&[1], &[1]), 1.0),
+            l2_loss(&ti(&[1], &[1])),
+        ] {
+            assert!(matches!(f, Err(Error::DType { .. })));
+        }
+    }
+
+    #[test]
+    fn sigmoid_cross_entropy_is_stable() {
+        let z = t64(&[0., 1., 1.], &[3]);
+        let x = t64(&[0., -2., 30.], &[3]);
+        let want: Vec<f64> = [(0f64, 0f64), (1., -2.), (1., 30.)]
+            .iter()
+            .map(|&(z, x)| x.max(0.) - x * z + (-x.abs()).exp().ln_1p())
+            .collect();
+        close(
+            &vals(&sigmoid_cross_entropy_with_logits(&z, &x).unwrap()),
+            &want,
+        );
+        // d/dx = sigmoid(x) - z, d/dz = -x.
+        let s = |v: f64| 1. / (1. + (-v).exp());
+        close(
+            &grad(&x, None, |x| {
+                sigmoid_cross_entropy_with_logits(&z, x).unwrap()
+            }),
+            &[s(0.) - 0., s(-2.) - 1., s(30.) - 1.],
+        );
+        close(
+            &grad(&z, None, |z| {
+                sigmoid_cross_entropy_with_logits(z, &x).unwrap()
+            }),
+            &[0., 2., -30.],
+        );
+        assert!(matches!(
+            sigmoid_cross_entropy_with_logits(&t64(&[0., 1.], &[2]), &x),
+            Err(Error::InvalidArgument { .. })
+        ));
+        let z32 = Tensor::from_vec(vec![0f32; 3], &[3]).unwrap();
+        assert!(sigmoid_cross_entropy_with_logits(&z32, &x).is_err());
+    }
+
+    #[test]
+    fn l2_normalize_values_and_gradient() {
+        let x = t64(&[3., 4.], &[2]);
+        close(&vals(&l2_normalize(&x, None, 1e-12).unwrap()), &[0.6, 0.8]);
+        let m = t64(&[3., 4., 0., 2.], &[2, 2]);
+        close(
+            &vals(&l2_normalize(&m, Some(&[1]), 1e-12).unwrap()),
+            &[0.6, 0.8, 0., 1.],
+        );
+        close(
+            &vals(&l2_normalize(&m, Some(&[0]), 1e-12).unwrap()),
+            &[1., 0.894427190999916, 0., 0.447213595499958],
+        );
+        // epsilon dominates: x / sqrt(epsilon).
+        close(&vals(&l2_normalize(&x, None, 100.0).unwrap()), &[0.3, 0.4]);
+        // d(x/|x|) . 1 = (1 - x (x.1)/|x|²) / |x|.
+        close(
+            &grad(&x, None, |x| l2_normalize(x, None, 1e-12).unwrap()),
+            &[(1. - 3. * 7. / 25.) / 5., (1. - 4. * 7. / 25.) / 5.],
+        );
+        let c = crate::ops::complex(&t64(&[3., 0.], &[2]), &t64(&[0., 4.], &[2])).unwrap();
+        let n = l2_normalize(&c, None, 1e-12).unwrap();
+        close(&vals(&crate::ops::real(&n).unwrap()), &[0.6, 0.]);
+        close(&vals(&crate::ops::imag(&n).unwrap()), &[0., 0.8]);
+        assert!(l2_normalize(&ti(&[1], &[1]), None, 1e-12).is_err());
+    }
+
+    #[test]
+    fn dropout_masks_and_scales() {
+        let _s = crate::ops::random::serial();
+        let x = Tensor::from_vec(vec![1.0f32; 4000], &[4000]).unwrap();
+        let y = dropout(&x, 0.25, None, Some(3))
+            .unwrap()
+            .to_vec::<f32>()
+            .unwrap();
+        let scale = 1.0f32 / 0.75;
+        assert!(y.iter().all(|&v| v == 0.0 || v == scale));
+        let dropped = y.iter().filter(|&&v| v == 0.0).count() as f64 / 4000.0;
+        assert!((0.2..0.3).contains(&dropped), "{dropped}");
+        // noise_shape: one decision per column.
+        let m = t64(&[1.; 12], &[3, 4]);
+        let y = vals(&dropout(&m, 0.5, Some(&[1, 4]), Some(1)).unwrap());
+        for r in 1..3 {
+            assert_eq!(&y[4 * r..4 * r + 4], &y[..4]);
+        }
+        // The gradient is the mask, scaled; a dropped inf is 0 (TF's select).
+        let v = t64(&[2., f64::INFINITY, 3., 4., 5., 6.], &[6]);
+        let tape = crate::GradientTape::new();
+        let y = {
+            let _r = tape.enter();
+            tape.watch(&v);
+            dropout(&v, 0.5, None, Some(2)).unwrap()
+        };
+        let g = vals(&tape.gradient1(&y, &v).unwrap().unwrap());
+        for (gi, yi) in g.iter().zip(&vals(&y)) {
+            assert!(*gi == 0.0 || *gi == 2.0);
+            assert_eq!(*gi == 0.0, *yi == 0.0);
+        }
+        // rate 0: x itself.
+        assert_eq!(dropout(&x, 0.0, None, None).unwrap().id(), x.id());
+        for bad in [1.0, -0.1, f64::NAN] {
+            assert!(matches!(
+                dropout(&x, bad, None, None),
+                Err(Error::InvalidArgument { .. })
+            ));
+        }
+        assert!(dropout(&ti(&[1], &[1]), 0.5, None, None).is_err());
+        assert!(dropout(&m, 0.5, Some(&[5]), None).is_err());
+        assert!(dropout(&m, 0.5, Some(&[2, 3, 4]), None).is_err());
     }
 }

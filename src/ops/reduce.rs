@@ -460,6 +460,100 @@ pub fn argmin(x: &Tensor, axis: Option<isize>, output_type: DType) -> Result<Ten
     arg_extreme("ArgMin", x, axis, output_type, false)
 }
 
+// ---- Composites: short chains of the ops above (their gradients, to any order, are
+// those of their parts).
+
+/// Float or complex dtypes only (TF raises for integer inputs of the moments).
+fn float_or_complex(op: &'static str, x: &Tensor) -> Result<()> {
+    if x.dtype().is_floating() || x.dtype().is_complex() {
+        Ok(())
+    } else {
+        Err(Error::dtype(
+            op,
+            format!(
+                "Input must be either real or complex, got {}",
+                x.dtype().name()
+            ),
+        ))
+    }
+}
+
+/// Variance over `axis`: `mean(|x - mean(x)|²)`, real for complex inputs. TF
+/// equivalent: `tf.math.reduce_variance` (composed as TF does; float and complex
+/// dtypes only).
+pub fn reduce_variance(x: &Tensor, axis: Option<&[isize]>, keepdims: bool) -> Result<Tensor> {
+    use crate::ops::{conj, real, square, subtract};
+    float_or_complex("reduce_variance", x)?;
+    let mean = reduce_mean(x, axis, true)?;
+    let d = subtract(x, &mean)?;
+    let sq = if x.dtype().is_complex() {
+        multiply(&d, &conj(&d)?)?
+    } else {
+        square(&d)?
+    };
+    real(&reduce_mean(&sq, axis, keepdims)?)
+}
+
+/// Standard deviation over `axis`: `sqrt(reduce_variance(x))`. TF equivalent:
+/// `tf.math.reduce_std`.
+pub fn reduce_std(x: &Tensor, axis: Option<&[isize]>, keepdims: bool) -> Result<Tensor> {
+    float_or_complex("reduce_std", x)?;
+    crate::ops::sqrt(&reduce_variance(x, axis, keepdims)?)
+}
+
+/// `log(sum(exp(x)))` over `axis`, computed stably: the maximum is subtracted first
+/// (and added back), taken as 0 where it is not finite (TF's rule: a row of `-inf`
+/// gives `-inf`, not NaN). The shift carries no gradient, so the gradient is
+/// `softmax(x)`. TF equivalent: `tf.math.reduce_logsumexp`.
+pub fn reduce_logsumexp(x: &Tensor, axis: Option<&[isize]>, keepdims: bool) -> Result<Tensor> {
+    use crate::ops::{abs, add, exp, less, log, subtract, where_, zeros_like};
+    // Not recorded (TF: stop_gradient): the result does not depend on the shift.
+    let my_max = crate::tape::stack::suspended(|| -> Result<Tensor> {
+        let raw_max = reduce_max(x, axis, true)?;
+        let finite = less(&abs(&raw_max)?, &scalar_like(&raw_max, f64::INFINITY))?;
+        where_(&finite, &raw_max, &zeros_like(&raw_max)?)
+    })?;
+    let r = log(&reduce_sum(&exp(&subtract(x, &my_max)?)?, axis, keepdims)?)?;
+    let my_max = if keepdims {
+        my_max
+    } else {
+        reshape(&my_max, r.shape())?
+    };
+    add(&r, &my_max)
+}
+
+/// A bool input of `reduce_any` / `reduce_all` (TF's `Any` and `All` take bool only).
+fn bool_input(op: &'static str, x: &Tensor) -> Result<()> {
+    if x.dtype() == DType::Bool {
+        Ok(())
+    } else {
+        Err(Error::dtype(
+            op,
+            format!("expected a bool tensor, got {}", x.dtype().name()),
+        ))
+    }
+}
+
+/// Logical or over `axis` (`false` over no elements). TF equivalent:
+/// `tf.math.reduce_any`. Not differentiable.
+pub fn reduce_any(x: &Tensor, axis: Option<&[isize]>, keepdims: bool) -> Result<Tensor> {
+    bool_input("Any", x)?;
+    let n = reduce_sum(&cast(x, DType::I64)?, axis, keepdims)?;
+    crate::ops::greater(&n, &Tensor::scalar(0i64))
+}
+
+/// Logical and over `axis` (`true` over no elements). TF equivalent:
+/// `tf.math.reduce_all`. Not differentiable.
+pub fn reduce_all(x: &Tensor, axis: Option<&[isize]>, keepdims: bool) -> Result<Tensor> {
+    bool_input("All", x)?;
+    let n = reduce_sum(
+        &cast(&crate::ops::logical_not(x)?, DType::I64)?,
+        axis,
+        keepdims,
+    )?;
+    equal(&n, &Tensor::scalar(0i64))
+}
+
 /// The Python functions of this family: bindings and where they appear (see
 /// `src/ops/README.md`).
 #[cfg(feature = "python")]
@@ -572,6 +666,53 @@ pub(super) mod python {
         argmin => ops::argmin,
     }
 
+    macro_rules! py_moment {
+        ($($(#[$doc:meta])* $py:ident => $f:path),* $(,)?) => {$(
+            $(#[$doc])*
+            #[pyfunction]
+            #[pyo3(signature = (input_tensor, axis=None, keepdims=false, name=None))]
+            fn $py(py: Python<'_>, input_tensor: &Bound<'_, PyAny>, axis: Option<&Bound<'_, PyAny>>, keepdims: bool, name: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
+                let _ = name;
+                let x = to_tensor(input_tensor, None)?;
+                let axes = axes_arg(axis)?;
+                Ok(heavy(py, x.size(), || $f(&x, axes.as_deref(), keepdims))?.into())
+            }
+        )*};
+    }
+
+    py_moment! {
+        /// Variance over ``axis`` (all axes by default); real for complex inputs.
+        /// TF equivalent: ``tf.math.reduce_variance``.
+        ///
+        /// >>> float(gt.math.reduce_variance(gt.constant([1.0, 2.0, 3.0, 4.0])))
+        /// 1.25
+        reduce_variance => ops::reduce_variance,
+        /// Standard deviation over ``axis`` (all axes by default). TF equivalent:
+        /// ``tf.math.reduce_std``.
+        ///
+        /// >>> print(f"{float(gt.math.reduce_std(gt.constant([1.0, 3.0]))):.6f}")
+        /// 1.000000
+        reduce_std => ops::reduce_std,
+        /// ``log(sum(exp(x)))`` over ``axis``, computed stably. TF equivalent:
+        /// ``tf.math.reduce_logsumexp``.
+        ///
+        /// >>> print(f"{float(gt.math.reduce_logsumexp(gt.constant([0.0, 0.0]))):.6f}")
+        /// 0.693147
+        reduce_logsumexp => ops::reduce_logsumexp,
+        /// Logical or of a bool tensor over ``axis`` (``False`` over no elements).
+        /// TF equivalent: ``tf.math.reduce_any``.
+        ///
+        /// >>> bool(gt.math.reduce_any(gt.constant([False, True])))
+        /// True
+        reduce_any => ops::reduce_any,
+        /// Logical and of a bool tensor over ``axis`` (``True`` over no elements).
+        /// TF equivalent: ``tf.math.reduce_all``.
+        ///
+        /// >>> bool(gt.math.reduce_all(gt.constant([False, True])))
+        /// False
+        reduce_all => ops::reduce_all,
+    }
+
     expose! {
         fn reduce_sum in [gt, math]: "(input_tensor: TensorLike, axis: AxisLike | None=None, keepdims: _bool=False, name: str | None=None) -> Tensor";
         fn reduce_mean in [gt, math]: "(input_tensor: TensorLike, axis: AxisLike | None=None, keepdims: _bool=False, name: str | None=None) -> Tensor";
@@ -582,6 +723,11 @@ pub(super) mod python {
         fn cumprod in [gt, math]: "(x: TensorLike, axis: int=0, exclusive: _bool=False, reverse: _bool=False, name: str | None=None) -> Tensor";
         fn argmax in [gt, math]: "(input: TensorLike, axis: int | None=None, output_type: DTypeLike | None=None, name: str | None=None) -> Tensor";
         fn argmin in [gt, math]: "(input: TensorLike, axis: int | None=None, output_type: DTypeLike | None=None, name: str | None=None) -> Tensor";
+        fn reduce_variance in [gt, math]: "(input_tensor: TensorLike, axis: AxisLike | None=None, keepdims: _bool=False, name: str | None=None) -> Tensor";
+        fn reduce_std in [gt, math]: "(input_tensor: TensorLike, axis: AxisLike | None=None, keepdims: _bool=False, name: str | None=None) -> Tensor";
+        fn reduce_logsumexp in [gt, math]: "(input_tensor: TensorLike, axis: AxisLike | None=None, keepdims: _bool=False, name: str | None=None) -> Tensor";
+        fn reduce_any in [gt, math]: "(input_tensor: TensorLike, axis: AxisLike | None=None, keepdims: _bool=False, name: str | None=None) -> Tensor";
+        fn reduce_all in [gt, math]: "(input_tensor: TensorLike, axis: AxisLike | None=None, keepdims: _bool=False, name: str | None=None) -> Tensor";
     }
 }
 
@@ -602,5 +748,108 @@ mod tests {
         assert!(argmax(&x, Some(2), DType::I64).is_err());
         assert!(argmax(&x, None, DType::F32).is_err());
         assert!(argmax(&Tensor::scalar(1.0f32), None, DType::I64).is_err());
+    }
+    #[test]
+    fn moments_match_numpy() {
+        use crate::ops::testutil::{close, grad, grad2, vals};
+        let x = t64(&[1., 2., 3., 4., 0., -2.], &[2, 3]);
+        close(
+            &vals(&reduce_variance(&x, None, false).unwrap()),
+            &[3.888888888888889],
+        );
+        let v0 = reduce_variance(&x, Some(&[0]), true).unwrap();
+        assert_eq!(v0.shape(), &[1, 3]);
+        close(&vals(&v0), &[2.25, 1.0, 6.25]);
+        close(
+            &vals(&reduce_std(&x, Some(&[-1]), false).unwrap()),
+            &[0.816496580927726, 2.494438257849294],
+        );
+        // d var / dx = 2 (x - mean) / n; its derivative 2 (1 - 1/n) / n per element.
+        let v = t64(&[1., 2., 3., 4.], &[4]);
+        close(
+            &grad(&v, None, |x| reduce_variance(x, None, false).unwrap()),
+            &[-0.75, -0.25, 0.25, 0.75],
+        );
+        // The rows of the Hessian 2/n (I - 1/n) sum to zero.
+        close(
+            &grad2(&v, |x| reduce_variance(x, None, false).unwrap()),
+            &[0.0; 4],
+        );
+        // Complex: the mean of |x - mean|², real.
+        let c = crate::ops::complex(&t64(&[1., 3.], &[2]), &t64(&[1., -1.], &[2])).unwrap();
+        let vc = reduce_variance(&c, None, false).unwrap();
+        assert_eq!(vc.dtype(), DType::F64);
+        close(&vals(&vc), &[2.0]);
+        assert!(matches!(
+            reduce_variance(&crate::ops::testutil::ti(&[1, 2], &[2]), None, false),
+            Err(Error::DType { .. })
+        ));
+        assert!(reduce_std(&x, Some(&[2]), false).is_err());
+    }
+
+    #[test]
+    fn logsumexp_is_stable_and_its_gradient_is_softmax() {
+        use crate::ops::testutil::{close, grad, vals};
+        let x = t64(&[1000., 1000., 0., 1.], &[2, 2]);
+        let l2 = 2f64.ln();
+        close(
+            &vals(&reduce_logsumexp(&x, Some(&[1]), false).unwrap()),
+            &[1000. + l2, 1. + (1. + (-1f64).exp()).ln()],
+        );
+        let k = reduce_logsumexp(&x, Some(&[1]), true).unwrap();
+        assert_eq!(k.shape(), &[2, 1]);
+        let all = reduce_logsumexp(&t64(&[0., 0.], &[2]), None, false).unwrap();
+        assert_eq!(all.shape(), &[] as &[usize]);
+        close(&vals(&all), &[l2]);
+        // A row of -inf gives -inf (TF shifts by 0 there), not NaN.
+        let ninf = t64(&[f64::NEG_INFINITY; 2], &[2]);
+        assert_eq!(
+            vals(&reduce_logsumexp(&ninf, None, false).unwrap()),
+            vec![f64::NEG_INFINITY]
+        );
+        let v = t64(&[0., 1., 2.], &[3]);
+        let s: f64 = [0f64, 1., 2.].iter().map(|v| v.exp()).sum();
+        close(
+            &grad(&v, None, |x| reduce_logsumexp(x, None, false).unwrap()),
+            &[1. / s, 1f64.exp() / s, 2f64.exp() / s],
+        );
+    }
+
+    #[test]
+    fn any_and_all() {
+        let b = Tensor::from_vec(vec![true, false, false, false], &[2, 2]).unwrap();
+        let a1 = reduce_any(&b, Some(&[1]), false).unwrap();
+        assert_eq!(a1.to_vec::<bool>().unwrap(), vec![true, false]);
+        let l0 = reduce_all(&b, Some(&[0]), true).unwrap();
+        assert_eq!(l0.shape(), &[1, 2]);
+        assert_eq!(l0.to_vec::<bool>().unwrap(), vec![false, false]);
+        assert_eq!(
+            reduce_all(&b, None, false)
+                .unwrap()
+                .to_vec::<bool>()
+                .unwrap(),
+            vec![false]
+        );
+        // Over no elements: any is false, all is true (TF's identities).
+        let e = Tensor::from_vec(Vec::<bool>::new(), &[0]).unwrap();
+        assert_eq!(
+            reduce_any(&e, None, false)
+                .unwrap()
+                .to_vec::<bool>()
+                .unwrap(),
+            vec![false]
+        );
+        assert_eq!(
+            reduce_all(&e, None, false)
+                .unwrap()
+                .to_vec::<bool>()
+                .unwrap(),
+            vec![true]
+        );
+        assert!(matches!(
+            reduce_any(&t64(&[1.], &[1]), None, false),
+            Err(Error::DType { .. })
+        ));
+        assert!(reduce_all(&b, Some(&[2]), false).is_err());
     }
 }

@@ -140,3 +140,14 @@ pub(crate) fn dtype_arg(d: Option<&Bound<'_, PyAny>>, default: DType) -> PyResul
         _ => Ok(default),
     }
 }
+
+/// A `seed` argument: `None`, or any Python integer, taken modulo `2**31 - 1` as TF's
+/// `_truncate_seed` does (so it fits the crate's `i64`).
+pub(crate) fn seed_arg(seed: Option<&Bound<'_, PyAny>>) -> PyResult<Option<i64>> {
+    let Some(seed) = seed.filter(|s| !s.is_none()) else {
+        return Ok(None);
+    };
+    let index = seed.py().import("operator")?.getattr("index")?;
+    let i = index.call1((seed,))?;
+    Ok(Some(i.rem((1i64 << 31) - 1)?.extract()?))
+}

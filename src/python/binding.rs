@@ -7,7 +7,7 @@ pub(crate) use pyo3::exceptions::{PyTypeError, PyValueError};
 pub(crate) use pyo3::prelude::*;
 
 pub(crate) use super::args::{
-    axes_arg, dims_arg, dtype_arg, int_arg, opt_axis, pair, shape_arg, tensor_list,
+    axes_arg, dims_arg, dtype_arg, int_arg, opt_axis, pair, seed_arg, shape_arg, tensor_list,
 };
 pub(crate) use super::convert::{as_tensor, convert_value, to_dtype, to_tensor};
 pub(crate) use super::errors::InvalidArgumentError;

@@ -81,3 +81,52 @@ print("ok")
 
 def test_fork_while_other_threads_use_the_allocator_cache():
     assert run_python(_CHILD_WHILE_ALLOCATING, timeout=300) == "ok\n"
+
+
+_CHILD_RANDOM = """
+import multiprocessing as mp
+import threading
+import gradtape as gt
+
+stop = threading.Event()
+
+def draw():
+    # Seeded and unseeded draws from another thread while the parent forks.
+    while not stop.is_set():
+        gt.random.uniform([64], seed=5)
+        gt.random.normal([64])
+
+def child(q):
+    unseeded = gt.random.normal([4]).numpy().tolist()
+    gt.random.set_seed(7)
+    seeded = gt.random.uniform([4], seed=3).numpy().tolist()
+    q.put((unseeded, seeded))
+
+gt.random.set_seed(None)
+t = threading.Thread(target=draw)
+t.start()
+ctx = mp.get_context("fork")
+results = []
+for _ in range(3):
+    q = ctx.Queue()
+    p = ctx.Process(target=child, args=(q,))
+    p.start()
+    results.append(q.get(timeout=120))
+    p.join(60)
+    assert p.exitcode == 0, p.exitcode
+stop.set()
+t.join()
+mine = gt.random.normal([4]).numpy().tolist()
+unseeded = [r[0] for r in results] + [mine]
+# Unseeded draws differ between parent and children (each call keys from the OS).
+assert len({tuple(u) for u in unseeded}) == len(unseeded), unseeded
+# A seeded call is the same in every process.
+gt.random.set_seed(7)
+seeded = gt.random.uniform([4], seed=3).numpy().tolist()
+assert all(r[1] == seeded for r in results), (results, seeded)
+print("ok")
+"""
+
+
+def test_forked_children_draw_their_own_random_numbers():
+    assert run_python(_CHILD_RANDOM, timeout=300) == "ok\n"
