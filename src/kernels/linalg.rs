@@ -35,6 +35,8 @@ macro_rules! la_real {
             fn abs64(self) -> f64 { (self as f64).abs() }
             fn of_f64(v: f64) -> Self { v as $t }
             fn scale(self, s: f64) -> Self { ((self as f64) * s) as $t }
+            // Exactly -1, 0 or 1 (`x * (1/|x|)` can miss 1 by an ulp): slogdet's sign.
+            fn unit(self) -> Self { if self == 0.0 { 0.0 } else { self.signum() } }
         }
     )*};
 }
