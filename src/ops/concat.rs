@@ -345,10 +345,10 @@ pub(super) mod python {
     }
 
     expose! {
-        fn concat in [gt]: "(values: Sequence[TensorLike] | Tensor, axis: int | Tensor, name: str | None=None) -> Tensor";
-        fn stack in [gt]: "(values: Sequence[TensorLike] | Tensor, axis: int=0, name: str | None=None) -> Tensor";
-        fn unstack in [gt]: "(value: TensorLike, num: int | None=None, axis: int=0, name: str | None=None) -> list[Tensor]";
-        fn split in [gt]: "(value: TensorLike, num_or_size_splits: int | Sequence[int] | Tensor, axis: int=0, num: int | None=None, name: str | None=None) -> list[Tensor]";
+        fn concat in [gt]: "(values: Sequence[TensorLike] | Tensor, axis: int | Tensor, name: str | None = None) -> Tensor";
+        fn stack in [gt]: "(values: Sequence[TensorLike] | Tensor, axis: int = 0, name: str | None = None) -> Tensor";
+        fn unstack in [gt]: "(value: TensorLike, num: int | None = None, axis: int = 0, name: str | None = None) -> list[Tensor]";
+        fn split in [gt]: "(value: TensorLike, num_or_size_splits: int | Sequence[int] | Tensor, axis: int = 0, num: int | None = None, name: str | None = None) -> list[Tensor]";
     }
 }
 

@@ -810,17 +810,17 @@ pub(super) mod python {
     }
 
     expose! {
-        fn constant in [gt]: "(value: TensorLike, dtype: DTypeLike | None=None, shape: ShapeLike | None=None, name: str | None=None) -> Tensor";
-        fn convert_to_tensor in [gt]: "(value: TensorLike, dtype: DTypeLike | None=None, dtype_hint: DTypeLike | None=None, name: str | None=None) -> Tensor";
-        fn cast in [gt]: "(x: TensorLike, dtype: DTypeLike, name: str | None=None) -> Tensor";
-        fn zeros in [gt]: "(shape: ShapeLike, dtype: DTypeLike | None=None, name: str | None=None) -> Tensor";
-        fn ones in [gt]: "(shape: ShapeLike, dtype: DTypeLike | None=None, name: str | None=None) -> Tensor";
-        fn zeros_like in [gt]: "(input: TensorLike, dtype: DTypeLike | None=None, name: str | None=None) -> Tensor";
-        fn ones_like in [gt]: "(input: TensorLike, dtype: DTypeLike | None=None, name: str | None=None) -> Tensor";
-        fn fill in [gt]: "(dims: ShapeLike, value: TensorLike, name: str | None=None) -> Tensor";
-        fn eye in [gt, linalg]: "(num_rows: int, num_columns: int | None=None, batch_shape: ShapeLike | None=None, dtype: DTypeLike | None=None, name: str | None=None) -> Tensor";
-        fn linspace in [gt]: "(start: TensorLike, stop: TensorLike, num: int | None, name: str | None=None, axis: int=0) -> Tensor";
-        fn range in [gt]: "(start: TensorLike, limit: TensorLike | None=None, delta: TensorLike | None=None, dtype: DTypeLike | None=None, name: str | None=None) -> Tensor";
+        fn constant in [gt]: "(value: TensorLike, dtype: DTypeLike | None = None, shape: ShapeLike | None = None, name: str | None = None) -> Tensor";
+        fn convert_to_tensor in [gt]: "(value: TensorLike, dtype: DTypeLike | None = None, dtype_hint: DTypeLike | None = None, name: str | None = None) -> Tensor";
+        fn cast in [gt]: "(x: TensorLike, dtype: DTypeLike, name: str | None = None) -> Tensor";
+        fn zeros in [gt]: "(shape: ShapeLike, dtype: DTypeLike | None = None, name: str | None = None) -> Tensor";
+        fn ones in [gt]: "(shape: ShapeLike, dtype: DTypeLike | None = None, name: str | None = None) -> Tensor";
+        fn zeros_like in [gt]: "(input: TensorLike, dtype: DTypeLike | None = None, name: str | None = None) -> Tensor";
+        fn ones_like in [gt]: "(input: TensorLike, dtype: DTypeLike | None = None, name: str | None = None) -> Tensor";
+        fn fill in [gt]: "(dims: ShapeLike, value: TensorLike, name: str | None = None) -> Tensor";
+        fn eye in [gt, linalg]: "(num_rows: int, num_columns: int | None = None, batch_shape: ShapeLike | None = None, dtype: DTypeLike | None = None, name: str | None = None) -> Tensor";
+        fn linspace in [gt]: "(start: TensorLike, stop: TensorLike, num: int | None, name: str | None = None, axis: int = 0) -> Tensor";
+        fn range in [gt]: "(start: TensorLike, limit: TensorLike | None = None, delta: TensorLike | None = None, dtype: DTypeLike | None = None, name: str | None = None) -> Tensor";
     }
 }
 

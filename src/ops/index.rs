@@ -657,10 +657,10 @@ pub(super) mod python {
     }
 
     expose! {
-        fn gather in [gt]: "(params: TensorLike, indices: TensorLike, validate_indices: _bool | None=None, axis: int | Tensor | None=None, batch_dims: int=0, name: str | None=None) -> Tensor";
-        fn gather_nd in [gt]: "(params: TensorLike, indices: TensorLike, batch_dims: int=0, name: str | None=None) -> Tensor";
-        fn one_hot in [gt]: "(indices: TensorLike, depth: int | Tensor, on_value: TensorLike | None=None, off_value: TensorLike | None=None, axis: int | Tensor | None=None, dtype: DTypeLike | None=None, name: str | None=None) -> Tensor";
-        fn boolean_mask in [gt]: "(tensor: TensorLike, mask: TensorLike, axis: int | Tensor | None=None, name: str | None=None) -> Tensor";
+        fn gather in [gt]: "(params: TensorLike, indices: TensorLike, validate_indices: _bool | None = None, axis: int | Tensor | None = None, batch_dims: int = 0, name: str | None = None) -> Tensor";
+        fn gather_nd in [gt]: "(params: TensorLike, indices: TensorLike, batch_dims: int = 0, name: str | None = None) -> Tensor";
+        fn one_hot in [gt]: "(indices: TensorLike, depth: int | Tensor, on_value: TensorLike | None = None, off_value: TensorLike | None = None, axis: int | Tensor | None = None, dtype: DTypeLike | None = None, name: str | None = None) -> Tensor";
+        fn boolean_mask in [gt]: "(tensor: TensorLike, mask: TensorLike, axis: int | Tensor | None = None, name: str | None = None) -> Tensor";
     }
 }
 

@@ -1,151 +1,10 @@
-//! Matrix products (matmul, tensordot) and linear algebra.
+//! Linear algebra: solves, inverses, determinants, factorizations, diagonals and norms.
+//! Matrix products live in `matmul.rs`.
 
 use super::{binary_out, grads, unary_out, Grads, Op, Saves, VjpCx};
-use crate::broadcast::norm_axis;
 use crate::error::{Error, Result};
-use crate::kernels::matmul::batched_matmul;
-use crate::ops::{add, conj, multiply, negative, reshape, transpose};
+use crate::ops::{add, conj, matmul, matmul_t, multiply, negative};
 use crate::tensor::Tensor;
-
-/// Matrix product of the last two axes, batch axes broadcast. `transpose_a/b`
-/// transpose an operand first. TF equivalent: `tf.linalg.matmul` (`@`).
-/// Gradient: `dy @ bᴴ` and `aᴴ @ dy` (with the transposes of TF's rule).
-pub fn matmul_t(a: &Tensor, b: &Tensor, transpose_a: bool, transpose_b: bool) -> Result<Tensor> {
-    let out = Tensor::new(
-        map_pair!("MatMul", a.data(), b.data(), [F32, F64, I32, I64, C64, C128] via [F16], x, y => {
-            batched_matmul(x, y, transpose_a, transpose_b)?
-        }),
-    );
-    binary_out(
-        MatMul {
-            ta: transpose_a,
-            tb: transpose_b,
-        },
-        a,
-        b,
-        out,
-    )
-}
-
-/// `a @ b`. TF equivalent: `tf.linalg.matmul`.
-pub fn matmul(a: &Tensor, b: &Tensor) -> Result<Tensor> {
-    matmul_t(a, b, false, false)
-}
-
-struct MatMul {
-    ta: bool,
-    tb: bool,
-}
-impl Op for MatMul {
-    fn batched(&self) -> bool {
-        true
-    }
-    fn name(&self) -> &'static str {
-        "MatMul"
-    }
-    fn vjp(&self, cx: &VjpCx<'_>, dys: &[Tensor]) -> Result<Grads> {
-        let dy = &dys[0];
-        let a = conj(cx.input(0)?)?;
-        let b = conj(cx.input(1)?)?;
-        let (ga, gb) = match (self.ta, self.tb) {
-            (false, false) => (
-                cx.needs(0).then(|| matmul_t(dy, &b, false, true)),
-                cx.needs(1).then(|| matmul_t(&a, dy, true, false)),
-            ),
-            (false, true) => (
-                cx.needs(0).then(|| matmul_t(dy, &b, false, false)),
-                cx.needs(1).then(|| matmul_t(dy, &a, true, false)),
-            ),
-            (true, false) => (
-                cx.needs(0).then(|| matmul_t(&b, dy, false, true)),
-                cx.needs(1).then(|| matmul_t(&a, dy, false, false)),
-            ),
-            (true, true) => (
-                cx.needs(0).then(|| matmul_t(&b, dy, true, true)),
-                cx.needs(1).then(|| matmul_t(dy, &a, true, true)),
-            ),
-        };
-        Ok(grads![ga.transpose()?, gb.transpose()?])
-    }
-}
-
-/// Which axes [`tensordot`] contracts.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum TensordotAxes {
-    /// The last `n` axes of `a` with the first `n` of `b`.
-    N(usize),
-    /// These axes of `a` with these of `b`, pairwise.
-    Pairs(Vec<isize>, Vec<isize>),
-}
-
-/// Tensor contraction. TF equivalent: `tf.tensordot`. Composed of transpose,
-/// reshape and matmul, so its gradient is theirs.
-pub fn tensordot(a: &Tensor, b: &Tensor, axes: &TensordotAxes) -> Result<Tensor> {
-    let (ra, rb) = (a.ndim(), b.ndim());
-    let (ax_a, ax_b): (Vec<usize>, Vec<usize>) = match axes {
-        TensordotAxes::N(n) => {
-            if *n > ra || *n > rb {
-                return Err(Error::invalid(
-                    "Tensordot",
-                    format!("'axes' must be at most {}, got {n}", ra.min(rb)),
-                ));
-            }
-            ((ra - n..ra).collect(), (0..*n).collect())
-        }
-        TensordotAxes::Pairs(p, q) => {
-            if p.len() != q.len() {
-                return Err(Error::invalid(
-                    "Tensordot",
-                    format!(
-                        "Different number of contraction axes 'a' and 'b', {} != {}.",
-                        p.len(),
-                        q.len()
-                    ),
-                ));
-            }
-            (
-                p.iter()
-                    .map(|&i| norm_axis("Tensordot", i, ra))
-                    .collect::<Result<_>>()?,
-                q.iter()
-                    .map(|&i| norm_axis("Tensordot", i, rb))
-                    .collect::<Result<_>>()?,
-            )
-        }
-    };
-    for (&i, &j) in ax_a.iter().zip(&ax_b) {
-        if a.shape()[i] != b.shape()[j] {
-            return Err(Error::invalid(
-                "Tensordot",
-                format!(
-                    "contracted dimensions differ: a.shape[{i}] = {} vs. b.shape[{j}] = {}",
-                    a.shape()[i],
-                    b.shape()[j]
-                ),
-            ));
-        }
-    }
-    let free_a: Vec<usize> = (0..ra).filter(|i| !ax_a.contains(i)).collect();
-    let free_b: Vec<usize> = (0..rb).filter(|i| !ax_b.contains(i)).collect();
-    let prod = |t: &Tensor, ax: &[usize]| ax.iter().map(|&i| t.shape()[i]).product::<usize>();
-    let pa: Vec<usize> = free_a.iter().chain(&ax_a).copied().collect();
-    let pb: Vec<usize> = ax_b.iter().chain(&free_b).copied().collect();
-    let a2 = reshape(
-        &transpose(a, Some(&pa))?,
-        &[prod(a, &free_a), prod(a, &ax_a)],
-    )?;
-    let b2 = reshape(
-        &transpose(b, Some(&pb))?,
-        &[prod(b, &ax_b), prod(b, &free_b)],
-    )?;
-    let m = crate::ops::matmul(&a2, &b2)?;
-    let out_shape: Vec<usize> = free_a
-        .iter()
-        .map(|&i| a.shape()[i])
-        .chain(free_b.iter().map(|&i| b.shape()[i]))
-        .collect();
-    reshape(&m, &out_shape)
-}
 
 // ---------------------------------------------------------------------------
 // Matrix helpers composed of engine ops.
@@ -511,25 +370,6 @@ pub fn trace(x: &Tensor) -> Result<Tensor> {
     crate::ops::reduce_sum(&diag_part(x)?, Some(&[-1]), false)
 }
 
-/// Matrix-vector product over the last axes: `a [..., m, n]`, `b [..., n]`.
-/// TF equivalent: `tf.linalg.matvec`.
-pub fn matvec(a: &Tensor, b: &Tensor, transpose_a: bool, adjoint_a: bool) -> Result<Tensor> {
-    if b.ndim() < 1 {
-        return Err(Error::invalid(
-            "MatVec",
-            format!("b must have rank >= 1, got shape {:?}", b.shape()),
-        ));
-    }
-    let a = if adjoint_a { conj(a)? } else { a.clone() };
-    let y = matmul_t(
-        &a,
-        &crate::ops::expand_dims(b, -1)?,
-        transpose_a || adjoint_a,
-        false,
-    )?;
-    crate::ops::squeeze(&y, Some(&[-1]))
-}
-
 /// The order of a [`norm`]: TF's `ord` argument.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum NormOrd {
@@ -654,38 +494,73 @@ pub fn norm(x: &Tensor, ord: NormOrd, axis: Option<&[isize]>, keepdims: bool) ->
 pub(super) mod python {
     use crate::python::binding::*;
 
-    /// Matrix product of the last two axes (batch axes broadcast).
-    /// TF equivalent: `tf.linalg.matmul` (`a @ b`).
-    ///
-    /// >>> import gradtape as gt
-    /// >>> gt.linalg.matmul(gt.constant([[1.0, 2.0]]), gt.constant([[3.0], [4.0]])).numpy().tolist()
-    /// [[11.0]]
-    #[pyfunction]
-    #[pyo3(signature = (a, b, transpose_a=false, transpose_b=false, adjoint_a=false, adjoint_b=false, name=None))]
-    #[allow(clippy::too_many_arguments)]
-    fn matmul(
-        py: Python<'_>,
-        a: &Bound<'_, PyAny>,
-        b: &Bound<'_, PyAny>,
-        transpose_a: bool,
-        transpose_b: bool,
-        adjoint_a: bool,
-        adjoint_b: bool,
-        name: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<PyTensor> {
-        let _ = name;
-        let (x, y) = pair(a, b)?;
-        let n = x.size().max(y.size());
-        Ok(heavy(py, n, || {
-            let x = if adjoint_a { ops::conj(&x)? } else { x.clone() };
-            let y = if adjoint_b { ops::conj(&y)? } else { y.clone() };
-            ops::matmul_t(&x, &y, transpose_a || adjoint_a, transpose_b || adjoint_b)
-        })?
-        .into())
-    }
-
     fn one(x: &Bound<'_, PyAny>) -> PyResult<crate::tensor::Tensor> {
         crate::python::convert::to_tensor(x, None)
+    }
+
+    /// Defines `f(input, name=None)` over engine functions of one matrix.
+    macro_rules! py_matrix_unary {
+        ($($(#[$doc:meta])* $py:ident => $f:path),* $(,)?) => {$(
+            $(#[$doc])*
+            #[pyfunction]
+            #[pyo3(signature = (input, name=None))]
+            fn $py(py: Python<'_>, input: &Bound<'_, PyAny>, name: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
+                let _ = name;
+                let x = one(input)?;
+                Ok(heavy(py, x.size(), || $f(&x))?.into())
+            }
+        )*};
+    }
+    py_matrix_unary!(
+        /// Determinant. TF equivalent: `tf.linalg.det`.
+        ///
+        /// >>> import gradtape as gt
+        /// >>> float(gt.linalg.det(gt.constant([[2.0, 0.0], [0.0, 3.0]])))
+        /// 6.0
+        det => ops::det,
+        /// Cholesky factor `L` (lower) of a positive-definite matrix; raises otherwise.
+        /// TF equivalent: `tf.linalg.cholesky`.
+        ///
+        /// >>> import gradtape as gt
+        /// >>> gt.linalg.cholesky(gt.constant([[4.0, 2.0], [2.0, 2.0]])).numpy().tolist()
+        /// [[2.0, 0.0], [1.0, 1.0]]
+        cholesky => ops::cholesky,
+        /// Sum of the main diagonal. TF equivalent: `tf.linalg.trace`.
+        ///
+        /// >>> import gradtape as gt
+        /// >>> float(gt.linalg.trace(gt.constant([[1.0, 2.0], [3.0, 4.0]])))
+        /// 5.0
+        trace => ops::trace,
+        /// Conjugate transpose of the last two axes. TF equivalent: `tf.linalg.adjoint`.
+        ///
+        /// >>> import gradtape as gt
+        /// >>> gt.linalg.adjoint(gt.constant([[1.0, 2.0]])).numpy().tolist()
+        /// [[1.0], [2.0]]
+        adjoint => ops::adjoint,
+    );
+
+    /// TF's ``ord`` argument: ``'euclidean'``/``'fro'``, ``inf``/``'inf'``, or a positive
+    /// number.
+    fn ord_arg(ord: Option<&Bound<'_, PyAny>>) -> PyResult<ops::NormOrd> {
+        let Some(ord) = ord.filter(|o| !o.is_none()) else {
+            return Ok(ops::NormOrd::Euclidean);
+        };
+        if ord.is_instance_of::<pyo3::types::PyString>() {
+            return match ord.extract::<String>()?.as_str() {
+                "euclidean" | "fro" => Ok(ops::NormOrd::Euclidean),
+                "inf" => Ok(ops::NormOrd::Inf),
+                other => Err(PyValueError::new_err(format!(
+                    "'ord' must be a supported vector norm, got '{other}'"
+                ))),
+            };
+        }
+        match ord.extract::<f64>() {
+            Ok(p) => Ok(ops::NormOrd::P(p)),
+            Err(_) => Err(PyValueError::new_err(format!(
+                "'ord' must be a supported vector norm, got {}",
+                ord.repr()?
+            ))),
+        }
     }
 
     /// Solves `matrix @ x = rhs` (LU with partial pivoting); a singular matrix raises.
@@ -819,30 +694,6 @@ pub(super) mod python {
         Ok(ops::diag_part(&one(input)?)?.into())
     }
 
-    /// Matrix-vector product. TF equivalent: `tf.linalg.matvec`.
-    ///
-    /// >>> import gradtape as gt
-    /// >>> gt.linalg.matvec(gt.constant([[1.0, 2.0], [3.0, 4.0]]), gt.constant([1.0, 1.0])).numpy().tolist()
-    /// [3.0, 7.0]
-    #[pyfunction]
-    #[pyo3(signature = (a, b, transpose_a=false, adjoint_a=false, a_is_sparse=false, b_is_sparse=false, name=None))]
-    #[allow(clippy::too_many_arguments)]
-    fn matvec(
-        py: Python<'_>,
-        a: &Bound<'_, PyAny>,
-        b: &Bound<'_, PyAny>,
-        transpose_a: bool,
-        adjoint_a: bool,
-        a_is_sparse: bool,
-        b_is_sparse: bool,
-        name: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<PyTensor> {
-        let _ = (name, a_is_sparse, b_is_sparse);
-        let (x, y) = pair(a, b)?;
-        let n = x.size().max(y.size());
-        Ok(heavy(py, n, || ops::matvec(&x, &y, transpose_a, adjoint_a))?.into())
-    }
-
     /// Transposes the last two axes. TF equivalent: `tf.linalg.matrix_transpose`.
     ///
     /// >>> import gradtape as gt
@@ -857,132 +708,6 @@ pub(super) mod python {
     ) -> PyResult<PyTensor> {
         let _ = name;
         Ok(ops::matrix_transpose(&one(a)?, conjugate)?.into())
-    }
-
-    /// Defines `f(input, name=None)` over engine functions of one matrix.
-    macro_rules! py_matrix_unary {
-        ($($(#[$doc:meta])* $py:ident => $f:path),* $(,)?) => {$(
-            $(#[$doc])*
-            #[pyfunction]
-            #[pyo3(signature = (input, name=None))]
-            fn $py(py: Python<'_>, input: &Bound<'_, PyAny>, name: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
-                let _ = name;
-                let x = one(input)?;
-                Ok(heavy(py, x.size(), || $f(&x))?.into())
-            }
-        )*};
-    }
-    py_matrix_unary!(
-        /// Determinant. TF equivalent: `tf.linalg.det`.
-        ///
-        /// >>> import gradtape as gt
-        /// >>> float(gt.linalg.det(gt.constant([[2.0, 0.0], [0.0, 3.0]])))
-        /// 6.0
-        det => ops::det,
-        /// Cholesky factor `L` (lower) of a positive-definite matrix; raises otherwise.
-        /// TF equivalent: `tf.linalg.cholesky`.
-        ///
-        /// >>> import gradtape as gt
-        /// >>> gt.linalg.cholesky(gt.constant([[4.0, 2.0], [2.0, 2.0]])).numpy().tolist()
-        /// [[2.0, 0.0], [1.0, 1.0]]
-        cholesky => ops::cholesky,
-        /// Sum of the main diagonal. TF equivalent: `tf.linalg.trace`.
-        ///
-        /// >>> import gradtape as gt
-        /// >>> float(gt.linalg.trace(gt.constant([[1.0, 2.0], [3.0, 4.0]])))
-        /// 5.0
-        trace => ops::trace,
-        /// Conjugate transpose of the last two axes. TF equivalent: `tf.linalg.adjoint`.
-        ///
-        /// >>> import gradtape as gt
-        /// >>> gt.linalg.adjoint(gt.constant([[1.0, 2.0]])).numpy().tolist()
-        /// [[1.0], [2.0]]
-        adjoint => ops::adjoint,
-    );
-
-    fn axes_list(ob: &Bound<'_, PyAny>) -> PyResult<Vec<isize>> {
-        if let Ok(i) = ob.extract::<isize>() {
-            return Ok(vec![i]);
-        }
-        Ok(shape_arg(ob)?.into_iter().map(|v| v as isize).collect())
-    }
-
-    /// Sum of products over the given axes of ``a`` and ``b``: ``axes`` is an int (last axes of
-    /// ``a`` with first axes of ``b``) or a pair of axis lists. TF equivalent:
-    /// ``tf.tensordot``.
-    ///
-    /// >>> a = gt.constant([[1.0, 2.0], [3.0, 4.0]])
-    /// >>> print(gt.tensordot(a, a, axes=1))
-    /// gt.Tensor(
-    /// [[ 7. 10.]
-    ///  [15. 22.]], shape=(2, 2), dtype=float32)
-    /// >>> print(gt.tensordot(a, a, axes=[[0, 1], [0, 1]]))
-    /// gt.Tensor(30.0, shape=(), dtype=float32)
-    #[pyfunction]
-    #[pyo3(signature = (a, b, axes, name=None))]
-    fn tensordot(
-        py: Python<'_>,
-        a: &Bound<'_, PyAny>,
-        b: &Bound<'_, PyAny>,
-        axes: &Bound<'_, PyAny>,
-        name: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<PyTensor> {
-        let _ = name;
-        let (x, y) = crate::python::args::pair(a, b)?;
-        let spec = if let Ok(n) = axes.extract::<i64>().or_else(|e| {
-            // A scalar int tensor counts as an int (not a float one: no silent truncation).
-            match as_tensor(axes).filter(|t| t.ndim() == 0) {
-                Some(t) => t.to_i64_scalar().ok_or_else(|| {
-                    PyTypeError::new_err("'axes' must be an int or a pair of lists of ints")
-                }),
-                None => Err(e),
-            }
-        }) {
-            if n < 0 {
-                return Err(PyValueError::new_err(format!(
-                    "'axes' must be at least 0, got {n}"
-                )));
-            }
-            ops::TensordotAxes::N(n as usize)
-        } else if as_tensor(axes).is_some_and(|t| t.ndim() == 0) {
-            return Err(PyTypeError::new_err(
-                "'axes' must be an int or a pair of lists of ints",
-            ));
-        } else {
-            let items: Vec<Bound<'_, PyAny>> = axes.try_iter()?.collect::<PyResult<_>>()?;
-            if items.len() != 2 {
-                return Err(PyValueError::new_err(
-                    "'axes' must be an integer or have length 2",
-                ));
-            }
-            ops::TensordotAxes::Pairs(axes_list(&items[0])?, axes_list(&items[1])?)
-        };
-        let n = x.size().max(y.size());
-        Ok(heavy(py, n, || ops::tensordot(&x, &y, &spec))?.into())
-    }
-
-    /// TF's ``ord`` argument: ``'euclidean'``/``'fro'``, ``inf``/``'inf'``, or a positive
-    /// number.
-    fn ord_arg(ord: Option<&Bound<'_, PyAny>>) -> PyResult<ops::NormOrd> {
-        let Some(ord) = ord.filter(|o| !o.is_none()) else {
-            return Ok(ops::NormOrd::Euclidean);
-        };
-        if ord.is_instance_of::<pyo3::types::PyString>() {
-            return match ord.extract::<String>()?.as_str() {
-                "euclidean" | "fro" => Ok(ops::NormOrd::Euclidean),
-                "inf" => Ok(ops::NormOrd::Inf),
-                other => Err(PyValueError::new_err(format!(
-                    "'ord' must be a supported vector norm, got '{other}'"
-                ))),
-            };
-        }
-        match ord.extract::<f64>() {
-            Ok(p) => Ok(ops::NormOrd::P(p)),
-            Err(_) => Err(PyValueError::new_err(format!(
-                "'ord' must be a supported vector norm, got {}",
-                ord.repr()?
-            ))),
-        }
     }
 
     /// Vector norm over ``axis`` (all elements by default, or one axis), or matrix norm
@@ -1018,27 +743,25 @@ pub(super) mod python {
     }
 
     expose! {
-        fn matmul in [gt, linalg]: "(a: TensorLike, b: TensorLike, transpose_a: _bool=False, transpose_b: _bool=False, adjoint_a: _bool=False, adjoint_b: _bool=False, name: str | None=None) -> Tensor";
-        fn solve in [linalg]: "(matrix: TensorLike, rhs: TensorLike, adjoint: _bool=False, name: str | None=None) -> Tensor";
-        fn triangular_solve in [linalg]: "(matrix: TensorLike, rhs: TensorLike, lower: _bool=True, adjoint: _bool=False, name: str | None=None) -> Tensor";
-        fn inv in [linalg]: "(input: TensorLike, adjoint: _bool=False, name: str | None=None) -> Tensor";
-        fn slogdet in [linalg]: "(input: TensorLike, name: str | None=None) -> tuple[Tensor, Tensor]";
-        fn diag in [linalg]: "(diagonal: TensorLike, name: str | None=None, k: int=0, num_rows: int=-1, num_cols: int=-1, padding_value: Any=0) -> Tensor";
-        fn diag_part in [linalg]: "(input: TensorLike, name: str | None=None, k: int=0, padding_value: Any=0) -> Tensor";
-        fn matvec in [linalg]: "(a: TensorLike, b: TensorLike, transpose_a: _bool=False, adjoint_a: _bool=False, a_is_sparse: _bool=False, b_is_sparse: _bool=False, name: str | None=None) -> Tensor";
-        fn matrix_transpose in [linalg]: "(a: TensorLike, name: str | None=None, conjugate: _bool=False) -> Tensor";
-        fn det in [linalg]: "(input: TensorLike, name: str | None=None) -> Tensor";
-        fn cholesky in [linalg]: "(input: TensorLike, name: str | None=None) -> Tensor";
-        fn trace in [linalg]: "(input: TensorLike, name: str | None=None) -> Tensor";
-        fn adjoint in [linalg]: "(input: TensorLike, name: str | None=None) -> Tensor";
-        fn tensordot in [gt, linalg]: "(a: TensorLike, b: TensorLike, axes: int | Sequence[int | Sequence[int]] | Tensor, name: str | None=None) -> Tensor";
-        fn norm in [gt, linalg]: "(tensor: TensorLike, ord: str | float='euclidean', axis: AxisLike | None=None, keepdims: _bool=False, name: str | None=None) -> Tensor";
+        fn solve in [linalg]: "(matrix: TensorLike, rhs: TensorLike, adjoint: _bool = False, name: str | None = None) -> Tensor";
+        fn triangular_solve in [linalg]: "(matrix: TensorLike, rhs: TensorLike, lower: _bool = True, adjoint: _bool = False, name: str | None = None) -> Tensor";
+        fn inv in [linalg]: "(input: TensorLike, adjoint: _bool = False, name: str | None = None) -> Tensor";
+        fn slogdet in [linalg]: "(input: TensorLike, name: str | None = None) -> tuple[Tensor, Tensor]";
+        fn diag in [linalg]: "(diagonal: TensorLike, name: str | None = None, k: int = 0, num_rows: int = -1, num_cols: int = -1, padding_value: Any = 0) -> Tensor";
+        fn diag_part in [linalg]: "(input: TensorLike, name: str | None = None, k: int = 0, padding_value: Any = 0) -> Tensor";
+        fn matrix_transpose in [linalg]: "(a: TensorLike, name: str | None = None, conjugate: _bool = False) -> Tensor";
+        fn det in [linalg]: "(input: TensorLike, name: str | None = None) -> Tensor";
+        fn cholesky in [linalg]: "(input: TensorLike, name: str | None = None) -> Tensor";
+        fn trace in [linalg]: "(input: TensorLike, name: str | None = None) -> Tensor";
+        fn adjoint in [linalg]: "(input: TensorLike, name: str | None = None) -> Tensor";
+        fn norm in [gt, linalg]: "(tensor: TensorLike, ord: str | float = 'euclidean', axis: AxisLike | None = None, keepdims: _bool = False, name: str | None = None) -> Tensor";
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ops::matvec;
     use crate::ops::testutil::{close, grad, grad2, t64, vals};
 
     /// Central-difference gradient of `sum(f(x) * w)` with `w = 1, 2, 3, ...`.
@@ -1072,19 +795,6 @@ mod tests {
     }
 
     const A: [f64; 9] = [4.0, 1.0, -2.0, 1.0, 3.0, 0.5, 0.0, -1.0, 2.5];
-
-    #[test]
-    fn batched_matmul_broadcasts_and_reads_strided_operands() {
-        let a = t64(&(0..12).map(|v| v as f64).collect::<Vec<_>>(), &[2, 2, 3]);
-        let b = t64(&[1.0, 0.0, 0.0, 1.0, 1.0, 1.0], &[3, 2]);
-        let y = matmul(&a, &b).unwrap();
-        assert_eq!(y.shape(), &[2, 2, 2]);
-        close(&vals(&y), &[2.0, 3.0, 8.0, 9.0, 14.0, 15.0, 20.0, 21.0]);
-        // transposed batch operand (non-contiguous) gives the same as a copy
-        let at = crate::ops::transpose(&a, Some(&[0, 2, 1])).unwrap();
-        let y2 = matmul_t(&at, &b, true, false).unwrap();
-        close(&vals(&y2), &vals(&y));
-    }
 
     #[test]
     fn solve_inv_det_values_and_gradients() {
@@ -1174,30 +884,6 @@ mod tests {
         let v = matvec(&x, &t64(&[1.0, 1.0], &[2]), true, false).unwrap();
         close(&vals(&v), &[5.0, 7.0, 9.0]);
         assert!(matrix_transpose(&t64(&[1.0], &[1]), false).is_err());
-    }
-
-    #[test]
-    fn tensordot_contracts() {
-        let a = t64(&[1., 2., 3., 4., 5., 6.], &[2, 3]);
-        let b = t64(&[1., 2., 3., 4., 5., 6.], &[3, 2]);
-        let m = tensordot(&a, &b, &TensordotAxes::N(1)).unwrap();
-        close(&vals(&m), &[22., 28., 49., 64.]);
-        assert_eq!(
-            tensordot(&a, &b, &TensordotAxes::N(0)).unwrap().shape(),
-            &[2, 3, 3, 2]
-        );
-        let c = t64(&[1., 2., 3., 4.], &[2, 2]);
-        let p = TensordotAxes::Pairs(vec![0], vec![0]);
-        let t = tensordot(&a, &c, &p).unwrap();
-        assert_eq!(t.shape(), &[3, 2]);
-        close(&vals(&t), &[13., 18., 17., 24., 21., 30.]);
-        close(
-            &grad(&a, None, |x| tensordot(x, &c, &p).unwrap()),
-            &[3., 3., 3., 7., 7., 7.],
-        );
-        assert!(tensordot(&a, &c, &TensordotAxes::N(1)).is_err());
-        assert!(tensordot(&a, &b, &TensordotAxes::Pairs(vec![0], vec![])).is_err());
-        let _ = multiply;
     }
 
     #[test]

@@ -214,6 +214,6 @@ pub(super) mod python {
         /// >>> print(gt.logical_xor(gt.constant([True, False]), True))
         /// gt.Tensor([False  True], shape=(2,), dtype=bool)
         binary logical_xor = ops::logical_xor, in [gt, math];
-        fn where_ as "where" in [gt]: "(condition: TensorLike, x: TensorLike | None=None, y: TensorLike | None=None, name: str | None=None) -> Tensor";
+        fn where_ as "where" in [gt]: "(condition: TensorLike, x: TensorLike | None = None, y: TensorLike | None = None, name: str | None = None) -> Tensor";
     }
 }

@@ -22,6 +22,7 @@ mod einsum;
 mod index;
 mod linalg;
 mod logic;
+mod matmul;
 mod nn;
 mod nondiff;
 pub mod random;
@@ -38,6 +39,7 @@ pub use einsum::*;
 pub use index::*;
 pub use linalg::*;
 pub use logic::*;
+pub use matmul::*;
 pub use nn::*;
 pub use nondiff::*;
 pub use reduce::*;
@@ -58,6 +60,7 @@ pub(crate) const PYTHON: &[crate::python::expose::Family] = &[
     family!(index),
     family!(linalg),
     family!(logic),
+    family!(matmul),
     family!(nn),
     family!(reduce),
     family!(random),

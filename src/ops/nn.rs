@@ -725,19 +725,19 @@ pub(super) mod python {
     }
 
     expose! {
-        fn relu6 in [nn]: "(features: TensorLike, name: str | None=None) -> Tensor";
-        fn selu in [nn]: "(features: TensorLike, name: str | None=None) -> Tensor";
-        fn leaky_relu in [nn]: "(features: TensorLike, alpha: float=0.2, name: str | None=None) -> Tensor";
-        fn softmax in [math, nn]: "(logits: TensorLike, axis: int | None=None, name: str | None=None) -> Tensor";
-        fn log_softmax in [math, nn]: "(logits: TensorLike, axis: int | None=None, name: str | None=None) -> Tensor";
-        fn softmax_cross_entropy_with_logits in [nn]: "(labels: TensorLike, logits: TensorLike, axis: int=-1, name: str | None=None) -> Tensor";
-        fn sparse_softmax_cross_entropy_with_logits in [nn]: "(labels: TensorLike, logits: TensorLike, name: str | None=None) -> Tensor";
-        fn l2_normalize in [math, nn, linalg]: "(x: TensorLike, axis: AxisLike | None=None, epsilon: float=1e-12, name: str | None=None, dim: AxisLike | None=None) -> Tensor";
-        fn gelu in [nn]: "(features: TensorLike, approximate: _bool=False, name: str | None=None) -> Tensor";
-        fn silu in [nn]: "(features: TensorLike, beta: float=1.0, name: str | None=None) -> Tensor";
-        fn l2_loss in [nn]: "(t: TensorLike, name: str | None=None) -> Tensor";
-        fn sigmoid_cross_entropy_with_logits in [nn]: "(labels: TensorLike | None=None, logits: TensorLike | None=None, name: str | None=None) -> Tensor";
-        fn dropout in [nn]: "(x: TensorLike, rate: float | Tensor, noise_shape: ShapeLike | None=None, seed: int | None=None, name: str | None=None) -> Tensor";
+        fn relu6 in [nn]: "(features: TensorLike, name: str | None = None) -> Tensor";
+        fn selu in [nn]: "(features: TensorLike, name: str | None = None) -> Tensor";
+        fn leaky_relu in [nn]: "(features: TensorLike, alpha: float = 0.2, name: str | None = None) -> Tensor";
+        fn softmax in [math, nn]: "(logits: TensorLike, axis: int | None = None, name: str | None = None) -> Tensor";
+        fn log_softmax in [math, nn]: "(logits: TensorLike, axis: int | None = None, name: str | None = None) -> Tensor";
+        fn softmax_cross_entropy_with_logits in [nn]: "(labels: TensorLike, logits: TensorLike, axis: int = -1, name: str | None = None) -> Tensor";
+        fn sparse_softmax_cross_entropy_with_logits in [nn]: "(labels: TensorLike, logits: TensorLike, name: str | None = None) -> Tensor";
+        fn l2_normalize in [math, nn, linalg]: "(x: TensorLike, axis: AxisLike | None = None, epsilon: float = 1e-12, name: str | None = None, dim: AxisLike | None = None) -> Tensor";
+        fn gelu in [nn]: "(features: TensorLike, approximate: _bool = False, name: str | None = None) -> Tensor";
+        fn silu in [nn]: "(features: TensorLike, beta: float = 1.0, name: str | None = None) -> Tensor";
+        fn l2_loss in [nn]: "(t: TensorLike, name: str | None = None) -> Tensor";
+        fn sigmoid_cross_entropy_with_logits in [nn]: "(labels: TensorLike | None = None, logits: TensorLike | None = None, name: str | None = None) -> Tensor";
+        fn dropout in [nn]: "(x: TensorLike, rate: float | Tensor, noise_shape: ShapeLike | None = None, seed: int | None = None, name: str | None = None) -> Tensor";
     }
 }
 

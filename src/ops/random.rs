@@ -599,9 +599,9 @@ pub(super) mod python {
 
     expose! {
         fn set_seed in [random]: "(seed: int | None) -> None";
-        fn normal in [random]: "(shape: ShapeLike, mean: float=0.0, stddev: float=1.0, dtype: DTypeLike='float32', seed: int | None=None, name: str | None=None) -> Tensor";
-        fn truncated_normal in [random]: "(shape: ShapeLike, mean: float=0.0, stddev: float=1.0, dtype: DTypeLike='float32', seed: int | None=None, name: str | None=None) -> Tensor";
-        fn uniform in [random]: "(shape: ShapeLike, minval: float=0, maxval: float | None=None, dtype: DTypeLike='float32', seed: int | None=None, name: str | None=None) -> Tensor";
+        fn normal in [random]: "(shape: ShapeLike, mean: float = 0.0, stddev: float = 1.0, dtype: DTypeLike = 'float32', seed: int | None = None, name: str | None = None) -> Tensor";
+        fn truncated_normal in [random]: "(shape: ShapeLike, mean: float = 0.0, stddev: float = 1.0, dtype: DTypeLike = 'float32', seed: int | None = None, name: str | None = None) -> Tensor";
+        fn uniform in [random]: "(shape: ShapeLike, minval: float = 0, maxval: float | None = None, dtype: DTypeLike = 'float32', seed: int | None = None, name: str | None = None) -> Tensor";
     }
 }
 

@@ -714,20 +714,20 @@ pub(super) mod python {
     }
 
     expose! {
-        fn reduce_sum in [gt, math]: "(input_tensor: TensorLike, axis: AxisLike | None=None, keepdims: _bool=False, name: str | None=None) -> Tensor";
-        fn reduce_mean in [gt, math]: "(input_tensor: TensorLike, axis: AxisLike | None=None, keepdims: _bool=False, name: str | None=None) -> Tensor";
-        fn reduce_max in [gt, math]: "(input_tensor: TensorLike, axis: AxisLike | None=None, keepdims: _bool=False, name: str | None=None) -> Tensor";
-        fn reduce_min in [gt, math]: "(input_tensor: TensorLike, axis: AxisLike | None=None, keepdims: _bool=False, name: str | None=None) -> Tensor";
-        fn reduce_prod in [gt, math]: "(input_tensor: TensorLike, axis: AxisLike | None=None, keepdims: _bool=False, name: str | None=None) -> Tensor";
-        fn cumsum in [gt, math]: "(x: TensorLike, axis: int=0, exclusive: _bool=False, reverse: _bool=False, name: str | None=None) -> Tensor";
-        fn cumprod in [gt, math]: "(x: TensorLike, axis: int=0, exclusive: _bool=False, reverse: _bool=False, name: str | None=None) -> Tensor";
-        fn argmax in [gt, math]: "(input: TensorLike, axis: int | None=None, output_type: DTypeLike | None=None, name: str | None=None) -> Tensor";
-        fn argmin in [gt, math]: "(input: TensorLike, axis: int | None=None, output_type: DTypeLike | None=None, name: str | None=None) -> Tensor";
-        fn reduce_variance in [gt, math]: "(input_tensor: TensorLike, axis: AxisLike | None=None, keepdims: _bool=False, name: str | None=None) -> Tensor";
-        fn reduce_std in [gt, math]: "(input_tensor: TensorLike, axis: AxisLike | None=None, keepdims: _bool=False, name: str | None=None) -> Tensor";
-        fn reduce_logsumexp in [gt, math]: "(input_tensor: TensorLike, axis: AxisLike | None=None, keepdims: _bool=False, name: str | None=None) -> Tensor";
-        fn reduce_any in [gt, math]: "(input_tensor: TensorLike, axis: AxisLike | None=None, keepdims: _bool=False, name: str | None=None) -> Tensor";
-        fn reduce_all in [gt, math]: "(input_tensor: TensorLike, axis: AxisLike | None=None, keepdims: _bool=False, name: str | None=None) -> Tensor";
+        fn reduce_sum in [gt, math]: "(input_tensor: TensorLike, axis: AxisLike | None = None, keepdims: _bool = False, name: str | None = None) -> Tensor";
+        fn reduce_mean in [gt, math]: "(input_tensor: TensorLike, axis: AxisLike | None = None, keepdims: _bool = False, name: str | None = None) -> Tensor";
+        fn reduce_max in [gt, math]: "(input_tensor: TensorLike, axis: AxisLike | None = None, keepdims: _bool = False, name: str | None = None) -> Tensor";
+        fn reduce_min in [gt, math]: "(input_tensor: TensorLike, axis: AxisLike | None = None, keepdims: _bool = False, name: str | None = None) -> Tensor";
+        fn reduce_prod in [gt, math]: "(input_tensor: TensorLike, axis: AxisLike | None = None, keepdims: _bool = False, name: str | None = None) -> Tensor";
+        fn cumsum in [gt, math]: "(x: TensorLike, axis: int = 0, exclusive: _bool = False, reverse: _bool = False, name: str | None = None) -> Tensor";
+        fn cumprod in [gt, math]: "(x: TensorLike, axis: int = 0, exclusive: _bool = False, reverse: _bool = False, name: str | None = None) -> Tensor";
+        fn argmax in [gt, math]: "(input: TensorLike, axis: int | None = None, output_type: DTypeLike | None = None, name: str | None = None) -> Tensor";
+        fn argmin in [gt, math]: "(input: TensorLike, axis: int | None = None, output_type: DTypeLike | None = None, name: str | None = None) -> Tensor";
+        fn reduce_variance in [gt, math]: "(input_tensor: TensorLike, axis: AxisLike | None = None, keepdims: _bool = False, name: str | None = None) -> Tensor";
+        fn reduce_std in [gt, math]: "(input_tensor: TensorLike, axis: AxisLike | None = None, keepdims: _bool = False, name: str | None = None) -> Tensor";
+        fn reduce_logsumexp in [gt, math]: "(input_tensor: TensorLike, axis: AxisLike | None = None, keepdims: _bool = False, name: str | None = None) -> Tensor";
+        fn reduce_any in [gt, math]: "(input_tensor: TensorLike, axis: AxisLike | None = None, keepdims: _bool = False, name: str | None = None) -> Tensor";
+        fn reduce_all in [gt, math]: "(input_tensor: TensorLike, axis: AxisLike | None = None, keepdims: _bool = False, name: str | None = None) -> Tensor";
     }
 }
 

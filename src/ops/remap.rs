@@ -484,9 +484,9 @@ pub(super) mod python {
     }
 
     expose! {
-        fn tile in [gt]: "(input: TensorLike, multiples: ShapeLike, name: str | None=None) -> Tensor";
-        fn pad in [gt]: "(tensor: TensorLike, paddings: TensorLike, mode: str='CONSTANT', constant_values: TensorLike | None=None, name: str | None=None) -> Tensor";
-        fn slice in [gt]: "(input_: TensorLike, begin: ShapeLike, size: TensorLike, name: str | None=None) -> Tensor";
+        fn tile in [gt]: "(input: TensorLike, multiples: ShapeLike, name: str | None = None) -> Tensor";
+        fn pad in [gt]: "(tensor: TensorLike, paddings: TensorLike, mode: str = 'CONSTANT', constant_values: TensorLike | None = None, name: str | None = None) -> Tensor";
+        fn slice in [gt]: "(input_: TensorLike, begin: ShapeLike, size: TensorLike, name: str | None = None) -> Tensor";
     }
 }
 

@@ -435,14 +435,14 @@ pub(super) mod python {
     }
 
     expose! {
-        fn reshape in [gt]: "(tensor: TensorLike, shape: ShapeLike, name: str | None=None) -> Tensor";
-        fn transpose in [gt]: "(a: TensorLike, perm: ShapeLike | None=None, conjugate: _bool=False, name: str | None=None) -> Tensor";
-        fn expand_dims in [gt]: "(input: TensorLike, axis: int, name: str | None=None) -> Tensor";
-        fn squeeze in [gt]: "(input: TensorLike, axis: AxisLike | None=None, name: str | None=None) -> Tensor";
-        fn broadcast_to in [gt]: "(input: TensorLike, shape: ShapeLike, name: str | None=None) -> Tensor";
-        fn shape in [gt]: "(input: TensorLike, out_type: DTypeLike | None=None, name: str | None=None) -> Tensor";
-        fn size in [gt]: "(input: TensorLike, out_type: DTypeLike | None=None, name: str | None=None) -> Tensor";
-        fn rank in [gt]: "(input: TensorLike, name: str | None=None) -> Tensor";
+        fn reshape in [gt]: "(tensor: TensorLike, shape: ShapeLike, name: str | None = None) -> Tensor";
+        fn transpose in [gt]: "(a: TensorLike, perm: ShapeLike | None = None, conjugate: _bool = False, name: str | None = None) -> Tensor";
+        fn expand_dims in [gt]: "(input: TensorLike, axis: int, name: str | None = None) -> Tensor";
+        fn squeeze in [gt]: "(input: TensorLike, axis: AxisLike | None = None, name: str | None = None) -> Tensor";
+        fn broadcast_to in [gt]: "(input: TensorLike, shape: ShapeLike, name: str | None = None) -> Tensor";
+        fn shape in [gt]: "(input: TensorLike, out_type: DTypeLike | None = None, name: str | None = None) -> Tensor";
+        fn size in [gt]: "(input: TensorLike, out_type: DTypeLike | None = None, name: str | None = None) -> Tensor";
+        fn rank in [gt]: "(input: TensorLike, name: str | None = None) -> Tensor";
     }
 }
 

@@ -682,8 +682,8 @@ pub(super) mod python {
         /// >>> print(gt.math.ceil(gt.constant([-1.5, 2.5])))
         /// gt.Tensor([-1.  3.], shape=(2,), dtype=float32)
         unary ceil = ops::ceil, in [math];
-        fn clip_by_value in [gt]: "(t: TensorLike, clip_value_min: TensorLike, clip_value_max: TensorLike, name: str | None=None) -> Tensor";
-        fn clip_by_norm in [gt]: "(t: TensorLike, clip_norm: TensorLike, axes: AxisLike | None=None, name: str | None=None) -> Tensor";
+        fn clip_by_value in [gt]: "(t: TensorLike, clip_value_min: TensorLike, clip_value_max: TensorLike, name: str | None = None) -> Tensor";
+        fn clip_by_norm in [gt]: "(t: TensorLike, clip_norm: TensorLike, axes: AxisLike | None = None, name: str | None = None) -> Tensor";
     }
 }
 
