@@ -12,7 +12,8 @@ from __future__ import annotations
 import contextlib
 import enum
 import warnings
-from typing import Any, Iterator, Mapping, TypeVar, Union, overload
+from collections.abc import Iterator, Mapping
+from typing import Any, TypeVar, Union, overload
 
 from . import _gradtape as _native
 from . import _nest

@@ -120,7 +120,10 @@ def dropout(x: Any, rate: Any, noise_shape: Any = None, seed: int | None = None,
 
     x = _convert(x)
     if not x.dtype.is_floating:
-        raise ValueError(f"x has to be a floating point tensor since it's going to be scaled. Got a {x.dtype.name} tensor instead.")
+        raise ValueError(
+            "x has to be a floating point tensor since it's going to be scaled. "
+            f"Got a {x.dtype.name} tensor instead."
+        )
     if isinstance(rate, (int, float)):
         if not 0 <= rate < 1:
             raise ValueError(f"rate must be a scalar tensor or a float in the range [0, 1), got {rate}")

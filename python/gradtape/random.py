@@ -21,7 +21,7 @@ import numpy as _np
 from . import _gradtape
 from .dtypes import as_dtype
 
-_global = {"gen": _np.random.default_rng(), "seed": None, "counter": 0}
+_global: dict[str, Any] = {"gen": _np.random.default_rng(), "seed": None, "counter": 0}
 
 
 def set_seed(seed: int | None) -> None:

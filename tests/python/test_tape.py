@@ -218,7 +218,7 @@ def test_watched_variables_order_is_construction_order():
     a = gt.Variable(2.0, name="a")
     b = gt.Variable(3.0, name="b")
     with gt.GradientTape() as t:
-        y = b * a + c * b
+        b * a + c * b
     got = t.watched_variables()
     assert isinstance(got, tuple)
     assert [v.name for v in got] == ["c:0", "a:0", "b:0"]
@@ -341,7 +341,7 @@ def test_reset_clears_recording_and_keeps_recording_after():
     x = gt.constant(2.0)
     with gt.GradientTape() as t:
         t.watch(x)
-        y = x * x
+        x * x
         t.reset()
         assert t._num_nodes == 0
         t.watch(x)
