@@ -140,6 +140,39 @@ fn failed_op_leaves_tape_unchanged() {
 }
 
 #[test]
+fn rejected_arguments_leave_a_non_persistent_tape_usable() {
+    let x = Tensor::from(vec![1.0f32, 2.0]);
+    let g = GradientTape::new();
+    let y = {
+        let _r = g.enter();
+        g.watch(&x);
+        ops::mul(&x, &x).unwrap()
+    };
+    let src = [Source::Tensor(&x)];
+    let bad = [Some(Tensor::from(vec![1.0f32, 2.0, 3.0]))];
+    let e = g.gradient(
+        std::slice::from_ref(&y),
+        &src,
+        Some(&bad),
+        UnconnectedGradients::None,
+    );
+    assert!(matches!(e, Err(gradtape::Error::InvalidArgument { .. })));
+    let i = Tensor::from_vec(vec![1i32, 2], &[2]).unwrap();
+    assert!(g
+        .jacobian(&i, &src, UnconnectedGradients::None, None, true)
+        .is_err());
+    assert!(g.gradient1(&y, &x).unwrap().is_some());
+    // Used up: the tape says so before looking at the arguments, as TF does.
+    let e = g.gradient(
+        std::slice::from_ref(&y),
+        &src,
+        Some(&bad),
+        UnconnectedGradients::None,
+    );
+    assert!(matches!(e, Err(gradtape::Error::Tape(_))));
+}
+
+#[test]
 fn registered_gradient_overrides_a_builtin_rule_in_scope() {
     gradtape::register_gradient("RustTripleExp", |info, dys| {
         Ok(vec![Some(ops::mul(

@@ -1,7 +1,10 @@
 """``gt.GradientTape``: TF's tape API over the native tape.
 
-Nesting of arguments and results is handled here; recording, the arena and the
-backward sweep are native (``_gradtape._Tape``).
+``GradientTape`` subclasses the native ``_gradtape._Tape``, which owns all of the
+tape's state (persistent or not, used, active on this thread, watched variables) and
+checks every argument. This module adds only what belongs to Python: nested
+structures of arguments and results, ``stop_recording`` as a context manager, and the
+warning for a watched integer tensor.
 """
 
 from __future__ import annotations
@@ -9,14 +12,12 @@ from __future__ import annotations
 import contextlib
 import enum
 import warnings
-from types import TracebackType
-from typing import Any, Iterator, Mapping, TypeVar, Union, overload
+from collections.abc import Iterator, Mapping
+from typing import Any, TypeVar, Union, overload
 
 from . import _gradtape as _native
 from . import _nest
 
-_Tensor = _native.Tensor
-_Variable = _native.Variable
 _Source = Union[_native.Tensor, _native.Variable]
 _K = TypeVar("_K")
 
@@ -38,15 +39,7 @@ class UnconnectedGradients(enum.Enum):
     ZERO = "zero"
 
 
-def _is_zero(unconnected_gradients: UnconnectedGradients | str) -> bool:
-    if isinstance(unconnected_gradients, UnconnectedGradients):
-        return unconnected_gradients is UnconnectedGradients.ZERO
-    if unconnected_gradients in ("zero", "none"):
-        return unconnected_gradients == "zero"
-    raise ValueError(f"Unknown value for unconnected_gradients: {unconnected_gradients!r}")
-
-
-class GradientTape:
+class GradientTape(_native._Tape):
     """Record operations for automatic differentiation. TF equivalent: ``tf.GradientTape``.
 
     Operations are recorded if they run inside this context manager and at least one
@@ -62,69 +55,15 @@ class GradientTape:
     gt.Tensor(6.0, shape=(), dtype=float32)
     """
 
-    def __init__(self, persistent: bool = False, watch_accessed_variables: bool = True) -> None:
-        self._tape = _native._Tape(bool(persistent), bool(watch_accessed_variables))
-        self._persistent = bool(persistent)
-        self._watch_accessed_variables = bool(watch_accessed_variables)
-        self._recording = False
-        self._used = False
-
-    def __enter__(self) -> GradientTape:
-        self._push()
-        return self
-
-    def __exit__(
-        self,
-        typ: type[BaseException] | None,
-        value: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        if self._recording:
-            self._pop()
-
-    def _push(self) -> None:
-        self._tape.push()
-        self._recording = True
-
-    def _pop(self) -> None:
-        self._tape.pop()
-        self._recording = False
-
-    @property
-    def persistent(self) -> bool:
-        """Whether the tape can compute several gradients. TF equivalent:
-        ``tf.GradientTape`` ``persistent`` argument.
-
-        >>> import gradtape as gt
-        >>> gt.GradientTape(persistent=True).persistent
-        True
-        """
-        return self._persistent
-
     def watch(self, tensor: Any) -> None:
         """Ensures ``tensor`` (a tensor, variable, or nested structure of them) is
         traced by this tape. TF equivalent: ``tf.GradientTape.watch``."""
-        flat = _nest.flatten(tensor)
-        skipped = self._tape.watch(flat)
-        if skipped:
+        if self._watch(_nest.flatten(tensor)):
             warnings.warn(
                 "The dtype of the watched tensor must be floating (e.g. gt.float32), "
                 "got an integer or bool tensor: its gradient will be None",
                 stacklevel=2,
             )
-
-    def watched_variables(self) -> tuple[_native.Variable, ...]:
-        """The variables watched by this tape, in order of construction. TF equivalent:
-        ``tf.GradientTape.watched_variables``.
-
-        >>> import gradtape as gt
-        >>> v = gt.Variable(1.0, name="w")
-        >>> with gt.GradientTape() as t:
-        ...     y = v * 2.0
-        >>> [x.name for x in t.watched_variables()]
-        ['w:0']
-        """
-        return tuple(self._tape.watched_variables())
 
     @contextlib.contextmanager
     def stop_recording(self) -> Iterator[None]:
@@ -139,28 +78,11 @@ class GradientTape:
         >>> print(t.gradient(y, x))
         None
         """
-        was = self._tape.pause()
+        was = self._pause()
         try:
             yield
         finally:
-            self._tape.resume(was)
-
-    def reset(self) -> None:
-        """Clears everything recorded so far (like leaving the context and entering
-        a new tape). TF equivalent: ``tf.GradientTape.reset``."""
-        self._tape.reset()
-        self._used = False
-
-    def _check_usable(self) -> None:
-        if self._used and not self._persistent:
-            raise RuntimeError(
-                "A non-persistent GradientTape can only be used to compute one set "
-                "of gradients (or jacobians)"
-            )
-        if self._recording and not self._persistent:
-            # TF: computing gradients inside the context of a non-persistent tape
-            # stops its recording.
-            self._pop()
+            self._resume(was)
 
     @overload
     def jacobian(
@@ -222,15 +144,9 @@ class GradientTape:
         >>> t.jacobian(y, x).numpy().tolist()
         [[2.0, 0.0], [0.0, 4.0]]
         """
-        self._check_usable()
-        if not isinstance(target, (_Tensor, _Variable)):
-            raise TypeError(f"jacobian target must be a single Tensor, got {type(target).__name__}")
-        flat_sources = _nest.flatten(sources)
-        self._check_sources(flat_sources)
-        self._used = True
-        flat = self._tape.jacobian(
-            target, flat_sources, _is_zero(unconnected_gradients), parallel_iterations,
-            bool(experimental_use_pfor),
+        flat = self._jacobian(
+            target, _nest.flatten(sources), unconnected_gradients, parallel_iterations,
+            experimental_use_pfor,
         )
         return _nest.pack_sequence_as(sources, flat)
 
@@ -256,23 +172,9 @@ class GradientTape:
         >>> t.batch_jacobian(y, x).numpy().tolist()
         [[[2.0, 0.0], [0.0, 4.0]], [[6.0, 0.0], [0.0, 8.0]]]
         """
-        self._check_usable()
-        if not isinstance(target, (_Tensor, _Variable)):
-            raise TypeError(f"batch_jacobian target must be a single Tensor, got {type(target).__name__}")
-        self._check_sources([source])
-        self._used = True
-        return self._tape.batch_jacobian(
-            target, source, _is_zero(unconnected_gradients), parallel_iterations,
-            bool(experimental_use_pfor),
+        return self._batch_jacobian(
+            target, source, unconnected_gradients, parallel_iterations, experimental_use_pfor
         )
-
-    @staticmethod
-    def _check_sources(flat_sources: list[Any]) -> None:
-        for s in flat_sources:
-            if not isinstance(s, (_Tensor, _Variable)):
-                raise TypeError(
-                    f"gradient sources must be Tensors or Variables, got {type(s).__name__}"
-                )
 
     @overload
     def gradient(
@@ -324,19 +226,6 @@ class GradientTape:
         >>> print(t.gradient(loss, {"w": w})["w"])
         gt.Tensor([2. 4.], shape=(2,), dtype=float32)
         """
-        self._check_usable()
-        zero = _is_zero(unconnected_gradients)
-        flat_targets = _nest.flatten(target)
-        flat_sources = _nest.flatten(sources)
-        self._check_sources(flat_sources)
-        if output_gradients is not None:
-            og = _nest.flatten(output_gradients)
-            if len(og) != len(flat_targets):
-                raise ValueError(
-                    f"output_gradients has {len(og)} entries but target has {len(flat_targets)}"
-                )
-        else:
-            og = None
-        self._used = True
-        flat = self._tape.gradient(flat_targets, flat_sources, og, zero)
+        og = None if output_gradients is None else _nest.flatten(output_gradients)
+        flat = self._gradient(_nest.flatten(target), _nest.flatten(sources), og, unconnected_gradients)
         return _nest.pack_sequence_as(sources, flat)

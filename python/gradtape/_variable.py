@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable, Union
+from typing import Any
 
 from . import _gradtape
 

@@ -1,10 +1,15 @@
-//! The native half of `gt.GradientTape`: watching, recording control, gradients.
-//! Nesting of arguments and results is handled by the Python class in `_tape.py`.
+//! The native half of `gt.GradientTape`: the tape's state (persistent, used, active on
+//! this thread, watched variables) and every check of the arguments. `gt.GradientTape`
+//! (`_tape.py`) is a Python subclass of `_Tape` that adds only what belongs to Python:
+//! nested structures of arguments and results, `stop_recording` as a generator context
+//! manager, and the warning for a watched integer tensor.
 
-use pyo3::exceptions::PyTypeError;
+use pyo3::exceptions::{PyTypeError, PyValueError};
 use std::sync::Arc;
 
 use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyString, PyTuple};
 use pyo3::{PyTraverseError, PyVisit};
 
 use super::tensor::PyTensor;
@@ -13,7 +18,9 @@ use crate::tape::{GradientTape, Source, UnconnectedGradients};
 use crate::tensor::Tensor;
 use crate::variable::Variable;
 
-#[pyclass(frozen, name = "_Tape", module = "gradtape")]
+/// Subclassed by `gt.GradientTape`; holds no Python state of its own, so it is as
+/// thread-safe as the engine's tape.
+#[pyclass(frozen, subclass, weakref, name = "_Tape", module = "gradtape")]
 pub struct PyTape {
     tape: GradientTape,
 }
@@ -32,18 +39,43 @@ impl Src {
     }
 }
 
-fn unconnected(zero: bool) -> UnconnectedGradients {
-    if zero {
-        UnconnectedGradients::Zero
-    } else {
-        UnconnectedGradients::None
+/// `gt.UnconnectedGradients.NONE` and `.ZERO` (a Python enum, as TF's), looked up once.
+static UNCONNECTED_MEMBERS: PyOnceLock<(Py<PyAny>, Py<PyAny>)> = PyOnceLock::new();
+
+/// TF's `unconnected_gradients` argument: a member of `gt.UnconnectedGradients` or its
+/// value, `"none"` or `"zero"`.
+fn unconnected(ob: &Bound<'_, PyAny>) -> PyResult<UnconnectedGradients> {
+    let py = ob.py();
+    let (none, zero) = UNCONNECTED_MEMBERS.get_or_try_init(py, || -> PyResult<_> {
+        let cls = py
+            .import("gradtape._tape")?
+            .getattr("UnconnectedGradients")?;
+        Ok((cls.getattr("NONE")?.unbind(), cls.getattr("ZERO")?.unbind()))
+    })?;
+    if ob.is(none) {
+        return Ok(UnconnectedGradients::None);
     }
+    if ob.is(zero) {
+        return Ok(UnconnectedGradients::Zero);
+    }
+    if let Ok(s) = ob.cast::<PyString>() {
+        match &*s.to_cow()? {
+            "none" => return Ok(UnconnectedGradients::None),
+            "zero" => return Ok(UnconnectedGradients::Zero),
+            _ => {}
+        }
+    }
+    Err(PyValueError::new_err(format!(
+        "Unknown value for unconnected_gradients: {}",
+        ob.repr()?
+    )))
 }
 
-fn jacobian_target(ob: &Bound<'_, PyAny>) -> PyResult<Tensor> {
+/// The target of `jacobian` or `batch_jacobian` (`op`): one tensor or variable.
+fn jacobian_target(op: &str, ob: &Bound<'_, PyAny>) -> PyResult<Tensor> {
     target(ob).map_err(|_| {
         PyTypeError::new_err(format!(
-            "jacobian target must be a single Tensor, got {}",
+            "{op} target must be a single Tensor, got {}",
             ob.get_type()
                 .name()
                 .map(|n| n.to_string())
@@ -76,6 +108,26 @@ fn target(ob: &Bound<'_, PyAny>) -> PyResult<Tensor> {
     }
 }
 
+/// The output gradients of `gradient`, each converted to its target's dtype (one the
+/// targets lack is converted as given: the engine reports the count mismatch).
+fn convert_output_gradients(
+    og: Option<Vec<Option<Bound<'_, PyAny>>>>,
+    targets: &[Tensor],
+) -> PyResult<Option<Vec<Option<Tensor>>>> {
+    let Some(og) = og else {
+        return Ok(None);
+    };
+    og.iter()
+        .enumerate()
+        .map(|(i, g)| {
+            g.as_ref()
+                .map(|g| super::convert::to_tensor(g, targets.get(i).map(Tensor::dtype)))
+                .transpose()
+        })
+        .collect::<PyResult<_>>()
+        .map(Some)
+}
+
 #[pymethods]
 impl PyTape {
     /// The garbage collector's view of the tape: the Python gradient functions its
@@ -100,25 +152,90 @@ impl PyTape {
         self.tape.reset();
     }
 
+    /// TF's constructor: both arguments are taken for their truth value.
     #[new]
-    #[pyo3(signature = (persistent=false, watch_accessed_variables=true))]
-    fn new(persistent: bool, watch_accessed_variables: bool) -> Self {
-        PyTape {
-            tape: GradientTape::with_options(persistent, watch_accessed_variables),
-        }
+    #[pyo3(
+        signature = (persistent=None, watch_accessed_variables=None),
+        text_signature = "(persistent=False, watch_accessed_variables=True)"
+    )]
+    fn new(
+        persistent: Option<&Bound<'_, PyAny>>,
+        watch_accessed_variables: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
+        let flag =
+            |ob: Option<&Bound<'_, PyAny>>, default| ob.map_or(Ok(default), |b| b.is_truthy());
+        Ok(PyTape {
+            tape: GradientTape::with_options(
+                flag(persistent, false)?,
+                flag(watch_accessed_variables, true)?,
+            ),
+        })
     }
-    fn push(&self) {
-        self.tape.start();
+
+    /// Starts recording: the tape becomes active on this thread.
+    fn __enter__(slf: Bound<'_, Self>) -> Bound<'_, Self> {
+        slf.get().tape.start();
+        slf
     }
-    fn pop(&self) -> bool {
-        self.tape.exit()
+
+    /// Stops recording on this thread (nothing to do when `gradient` already did).
+    fn __exit__(
+        &self,
+        _ty: &Bound<'_, PyAny>,
+        _value: &Bound<'_, PyAny>,
+        _traceback: &Bound<'_, PyAny>,
+    ) {
+        self.tape.exit();
     }
-    fn is_active(&self) -> bool {
-        self.tape.is_active()
+
+    /// Whether the tape can compute several gradients. TF equivalent:
+    /// `tf.GradientTape` `persistent` argument.
+    ///
+    /// >>> gt.GradientTape(persistent=True).persistent
+    /// True
+    #[getter]
+    fn persistent(&self) -> bool {
+        self.tape.is_persistent()
     }
-    /// Watches each element (Tensor or Variable); returns the number of
+
+    /// The variables watched by this tape, in order of construction. TF equivalent:
+    /// `tf.GradientTape.watched_variables`.
+    ///
+    /// >>> v = gt.Variable(1.0, name="w")
+    /// >>> with gt.GradientTape() as t:
+    /// ...     y = v * 2.0
+    /// >>> [x.name for x in t.watched_variables()]
+    /// ['w:0']
+    fn watched_variables<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        let vars = self
+            .tape
+            .watched_variables()
+            .iter()
+            .map(|v| PyVariable::object(py, v))
+            .collect::<PyResult<Vec<_>>>()?;
+        PyTuple::new(py, vars)
+    }
+
+    /// Clears everything recorded so far (like leaving the context and entering a new
+    /// tape); a used non-persistent tape can compute gradients again. TF equivalent:
+    /// `tf.GradientTape.reset`.
+    ///
+    /// >>> x = gt.constant(3.0)
+    /// >>> with gt.GradientTape() as t:
+    /// ...     t.watch(x)
+    /// ...     y = x * x
+    /// ...     t.reset()
+    /// ...     t.watch(x)
+    /// ...     z = x * 2.0
+    /// >>> print(t.gradient(z, x))
+    /// gt.Tensor(2.0, shape=(), dtype=float32)
+    fn reset(&self) {
+        self.tape.reset()
+    }
+
+    /// Watches each element (Tensor or Variable) of a flat list; returns the number of
     /// non-differentiable tensors among them (the caller warns).
-    fn watch(&self, xs: Vec<Bound<'_, PyAny>>) -> PyResult<usize> {
+    fn _watch(&self, xs: Vec<Bound<'_, PyAny>>) -> PyResult<usize> {
         let mut skipped = 0;
         for x in &xs {
             match source(x) {
@@ -140,103 +257,92 @@ impl PyTape {
         }
         Ok(skipped)
     }
-    fn watched_variables(&self, py: Python<'_>) -> PyResult<Vec<Py<PyAny>>> {
-        self.tape
-            .watched_variables()
-            .iter()
-            .map(|v| PyVariable::object(py, v))
-            .collect()
-    }
-    fn pause(&self) -> PyResult<bool> {
+
+    /// Pauses recording (`stop_recording`); returns the state for `_resume`.
+    fn _pause(&self) -> PyResult<bool> {
         Ok(self.tape.pause()?)
     }
-    fn resume(&self, was: bool) {
+
+    fn _resume(&self, was: bool) {
         self.tape.resume(was)
     }
-    fn reset(&self) {
-        self.tape.reset()
-    }
+
+    /// Recorded nodes (tests and memory accounting).
     #[getter]
-    fn persistent(&self) -> bool {
-        self.tape.is_persistent()
-    }
-    #[getter]
-    fn num_nodes(&self) -> usize {
+    fn _num_nodes(&self) -> usize {
         self.tape.num_nodes()
     }
+
     /// Jacobian of one target for each of `sources` (a flat list).
-    #[pyo3(signature = (target, sources, zero=false, parallel_iterations=None, use_pfor=true))]
-    fn jacobian(
+    #[pyo3(signature = (target, sources, unconnected_gradients, parallel_iterations, experimental_use_pfor))]
+    fn _jacobian(
         &self,
         py: Python<'_>,
         target: &Bound<'_, PyAny>,
         sources: Vec<Bound<'_, PyAny>>,
-        zero: bool,
+        unconnected_gradients: &Bound<'_, PyAny>,
         parallel_iterations: Option<usize>,
-        use_pfor: bool,
+        experimental_use_pfor: &Bound<'_, PyAny>,
     ) -> PyResult<Vec<Option<PyTensor>>> {
-        let t = jacobian_target(target)?;
+        self.tape.begin_use()?;
+        let t = jacobian_target("jacobian", target)?;
         let srcs: Vec<Src> = sources.iter().map(source).collect::<PyResult<_>>()?;
+        let unconnected = unconnected(unconnected_gradients)?;
+        let use_pfor = experimental_use_pfor.is_truthy()?;
         let tape = &self.tape;
         let r = crate::python::interruptible(py, || {
             let src: Vec<Source<'_>> = srcs.iter().map(Src::as_source).collect();
-            tape.jacobian(&t, &src, unconnected(zero), parallel_iterations, use_pfor)
+            tape.jacobian(&t, &src, unconnected, parallel_iterations, use_pfor)
         })?;
         Ok(r.into_iter().map(|g| g.map(PyTensor::from)).collect())
     }
 
     /// Per-example Jacobian of `target` with respect to `source`.
-    #[pyo3(signature = (target, source, zero=false, parallel_iterations=None, use_pfor=true))]
-    fn batch_jacobian(
+    #[pyo3(signature = (target, source, unconnected_gradients, parallel_iterations, experimental_use_pfor))]
+    fn _batch_jacobian(
         &self,
         py: Python<'_>,
         target: &Bound<'_, PyAny>,
         source: &Bound<'_, PyAny>,
-        zero: bool,
+        unconnected_gradients: &Bound<'_, PyAny>,
         parallel_iterations: Option<usize>,
-        use_pfor: bool,
+        experimental_use_pfor: &Bound<'_, PyAny>,
     ) -> PyResult<Option<PyTensor>> {
-        let t = jacobian_target(target)?;
+        self.tape.begin_use()?;
+        let t = jacobian_target("batch_jacobian", target)?;
         let s = match self::source(source)? {
             Src::T(t) => t,
             Src::V(v) => v.handle(),
         };
+        let unconnected = unconnected(unconnected_gradients)?;
+        let use_pfor = experimental_use_pfor.is_truthy()?;
         let tape = &self.tape;
         let r = crate::python::interruptible(py, || {
-            tape.batch_jacobian(&t, &s, unconnected(zero), parallel_iterations, use_pfor)
+            tape.batch_jacobian(&t, &s, unconnected, parallel_iterations, use_pfor)
         })?;
         Ok(r.map(PyTensor::from))
     }
 
     /// Gradients of the sum of `targets` for each of `sources` (flat lists).
-    #[pyo3(signature = (targets, sources, output_gradients=None, zero=false))]
-    fn gradient(
+    #[pyo3(signature = (targets, sources, output_gradients, unconnected_gradients))]
+    fn _gradient(
         &self,
         py: Python<'_>,
         targets: Vec<Bound<'_, PyAny>>,
         sources: Vec<Bound<'_, PyAny>>,
         output_gradients: Option<Vec<Option<Bound<'_, PyAny>>>>,
-        zero: bool,
+        unconnected_gradients: &Bound<'_, PyAny>,
     ) -> PyResult<Vec<Option<PyTensor>>> {
+        // TF's order: a used tape first, then the arguments.
+        self.tape.begin_use()?;
+        let unconnected = unconnected(unconnected_gradients)?;
         let targets: Vec<Tensor> = targets.iter().map(target).collect::<PyResult<_>>()?;
         let srcs: Vec<Src> = sources.iter().map(source).collect::<PyResult<_>>()?;
-        let og: Option<Vec<Option<Tensor>>> = match output_gradients {
-            None => None,
-            Some(v) => Some(
-                v.iter()
-                    .zip(&targets)
-                    .map(|(g, t)| {
-                        g.as_ref()
-                            .map(|g| super::convert::to_tensor(g, Some(t.dtype())))
-                            .transpose()
-                    })
-                    .collect::<PyResult<_>>()?,
-            ),
-        };
+        let og = convert_output_gradients(output_gradients, &targets)?;
         let tape = &self.tape;
         let r = crate::python::interruptible(py, || {
             let src: Vec<Source<'_>> = srcs.iter().map(Src::as_source).collect();
-            tape.gradient(&targets, &src, og.as_deref(), unconnected(zero))
+            tape.gradient(&targets, &src, og.as_deref(), unconnected)
         })?;
         Ok(r.into_iter().map(|g| g.map(PyTensor::from)).collect())
     }

@@ -157,6 +157,7 @@ pub(super) fn gradient(
     output_gradients: Option<&[Option<Tensor>]>,
     unconnected: UnconnectedGradients,
 ) -> Result<Vec<Option<Tensor>>> {
+    tape.begin_use()?;
     if let Some(og) = output_gradients {
         if og.len() != targets.len() {
             return Err(Error::invalid(
@@ -223,9 +224,7 @@ pub(super) fn sweep(
         let cell = tape.cell();
         let mut inner = cell.lock();
         if inner.released {
-            return Err(Error::Tape(
-                "A non-persistent GradientTape can only be used to compute one set of gradients (or jacobians)".into(),
-            ));
+            return Err(Error::Tape(super::USED.into()));
         }
         if !inner.persistent {
             // TF: calling gradient inside the context of a non-persistent tape stops

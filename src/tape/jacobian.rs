@@ -67,6 +67,7 @@ impl GradientTape {
         parallel_iterations: Option<usize>,
         use_pfor: bool,
     ) -> Result<Vec<Option<Tensor>>> {
+        self.begin_use()?;
         check_target("jacobian", target)?;
         let n = target.size();
         let targets = std::slice::from_ref(target);
@@ -79,10 +80,6 @@ impl GradientTape {
             1
         };
         let persistent = self.is_persistent();
-        if !persistent {
-            // As for `gradient`: a non-persistent tape stops recording here.
-            stack::remove(self.cell());
-        }
         let run = |rows: std::ops::Range<usize>, release: bool| -> Result<Vec<Option<Tensor>>> {
             let seeds = one_hot_rows(rows, n, target)?;
             if use_pfor {
@@ -198,6 +195,7 @@ impl GradientTape {
         parallel_iterations: Option<usize>,
         use_pfor: bool,
     ) -> Result<Option<Tensor>> {
+        self.begin_use()?;
         check_target("batch_jacobian", target)?;
         let (ts, ss) = (target.shape().to_vec(), source.shape().to_vec());
         if ts.is_empty() || ss.is_empty() {
@@ -223,11 +221,6 @@ impl GradientTape {
         // (and `m` empty rows may be 2**31 of them): zeros, as `jacobian` gives for an
         // empty target.
         if crate::size::check_shape("batch_jacobian", &out_shape, source.dtype())? == 0 {
-            if self.cell().lock().released {
-                return Err(Error::Tape(
-                    "A non-persistent GradientTape can only be used to compute one set of gradients (or jacobians)".into(),
-                ));
-            }
             if !self.is_persistent() {
                 self.release();
             }

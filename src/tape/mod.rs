@@ -22,6 +22,10 @@ pub(crate) use backward::unbroadcast;
 pub use backward::{Source, UnconnectedGradients};
 pub use stack::any_active;
 
+/// TF's error for a second `gradient` (or `jacobian`) on a non-persistent tape.
+pub(crate) const USED: &str =
+    "A non-persistent GradientTape can only be used to compute one set of gradients (or jacobians)";
+
 /// The mutable state of one tape.
 pub(crate) struct TapeInner {
     pub(crate) persistent: bool,
@@ -261,6 +265,23 @@ impl GradientTape {
         t.ids = FxHashMap::default();
         t.watched_vars.clear();
         t.released = false;
+    }
+
+    /// The first step of `gradient`, `jacobian` and `batch_jacobian`, taken before any
+    /// argument is looked at (as TF does): fails with [`USED`] when a non-persistent tape
+    /// already computed its gradients, and stops a non-persistent tape's recording on
+    /// this thread (TF: computing gradients inside its own context ends the recording).
+    pub(crate) fn begin_use(&self) -> Result<()> {
+        let t = self.cell.lock();
+        if t.released {
+            return Err(Error::Tape(USED.into()));
+        }
+        let persistent = t.persistent;
+        drop(t);
+        if !persistent {
+            stack::remove(&self.cell);
+        }
+        Ok(())
     }
 
     /// Frees everything recorded and marks a non-persistent tape as used.

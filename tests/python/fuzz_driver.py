@@ -362,7 +362,9 @@ class Gen:
             if k < 0.3:
                 parts.append(self.pick([0, 1, -1, 2, -3] + BIG_INTS))
             elif k < 0.7:
-                b = lambda: self.pick([None, 0, 1, -1, 3, -2] + BIG_INTS)
+                def b():
+                    return self.pick([None, 0, 1, -1, 3, -2] + BIG_INTS)
+
                 parts.append(slice(b(), b(), self.pick([None, 1, 2, -1, -2, 0] + BIG_INTS)))
             elif k < 0.8:
                 parts.append(None)
@@ -544,7 +546,6 @@ def _special_args(name, g):
 
 def build_call(name, kind, obj, g):
     """(callable, args, kwargs, description) for one call of target ``name``."""
-    r = g.r
     if kind in ("method", "attr"):
         cls, meth = obj
         inst, args, kwargs = _special_args(name, g)
@@ -614,7 +615,7 @@ def _touch(v, depth=0):
     """Uses a result as a caller would: converts tensors to numpy, prints them."""
     if depth > 2:
         return
-    if hasattr(v, "numpy") and callable(getattr(v, "numpy")):
+    if hasattr(v, "numpy") and callable(v.numpy):
         v.numpy()
         repr(v)
     elif isinstance(v, (list, tuple)):

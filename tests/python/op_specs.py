@@ -363,8 +363,9 @@ def _reduce_rows(name, ref, sample=normal, shapes=None):
             npkw["axis"] = tuple(npkw["axis"])
         row(
             name,
-            (lambda kw: lambda x: f(x, **kw))(kw),
-            (lambda npkw: lambda x: ref(x, **npkw))(npkw),
+            # Bound by the outer lambda (ruff's B023 misses that).
+            (lambda kw: lambda x: f(x, **kw))(kw),  # noqa: B023
+            (lambda npkw: lambda x: ref(x, **npkw))(npkw),  # noqa: B023
             shp,
             sample=sample,
             case=case,

@@ -162,12 +162,12 @@ def test_dropped_tape_frees_custom_nodes():
     class Marker:
         pass
 
-    m = Marker()
-    ref = weakref.ref(m)
+    box = [Marker()]
+    ref = weakref.ref(box[0])
 
     @gt.custom_gradient
     def f(x):
-        held = m
+        held = box[0]
 
         def grad(dy):
             return dy * (1.0 if held else 0.0)
@@ -179,7 +179,8 @@ def test_dropped_tape_frees_custom_nodes():
     with t:
         t.watch(x)
         y = f(x)
-    del m, f
+    box.clear()
+    del f
     assert float(t.gradient(y, x)) == 1.0
     del t, y
     gc.collect()

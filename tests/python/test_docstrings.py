@@ -92,3 +92,16 @@ def test_native_docstrings_start_with_a_summary():
     # PyO3 puts the signature in __text_signature__, not in the text users read.
     assert inspect.getdoc(gt.sin).startswith("Elementwise sine.")
     assert str(inspect.signature(gt.reduce_sum)) == "(input_tensor, axis=None, keepdims=False, name=None)"
+
+
+@pytest.mark.parametrize("name", ["persistent", "watched_variables", "reset"])
+def test_native_tape_docstring_examples_run(name):
+    # gt.GradientTape inherits these from the native tape; --doctest-modules only sees
+    # the methods written in Python.
+    doc = inspect.getdoc(getattr(gt.GradientTape, name))
+    assert "TF equivalent" in doc
+    test = doctest.DocTestParser().get_doctest(doc, {"gt": gt}, f"GradientTape.{name}", None, 0)
+    assert test.examples, f"{name}: no example in its docstring"
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+    runner.run(test)
+    assert runner.failures == 0, f"{name}: {runner.failures} example(s) failed (output above)"

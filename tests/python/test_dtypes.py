@@ -90,7 +90,10 @@ def test_non_native_byte_order_is_swapped_not_widened(spec):
         (np.array(["x", 1], dtype=object), "string"),
         (["a", "b"], "string"),
     ],
-    ids=["longdouble", "clongdouble", "datetime64", "timedelta64", "structured", "void", "str", "bytes", "object", "list_of_str"],
+    ids=[
+        "longdouble", "clongdouble", "datetime64", "timedelta64", "structured", "void", "str",
+        "bytes", "object", "list_of_str",
+    ],
 )
 def test_numpy_dtypes_tf_lacks_raise_type_error(value, what):
     if isinstance(value, np.ndarray) and value.dtype in (np.dtype(np.float64), np.dtype(np.complex128)):
@@ -186,7 +189,9 @@ def test_printing_like_tf():
     assert repr(gt.constant(np.array([2**64 - 1, 0], np.uint64))) == (
         "<gt.Tensor: shape=(2,), dtype=uint64, numpy=array([18446744073709551615,                    0], dtype=uint64)>"
     )
-    assert repr(gt.constant(np.array([-3], np.int8))) == "<gt.Tensor: shape=(1,), dtype=int8, numpy=array([-3], dtype=int8)>"
+    assert repr(gt.constant(np.array([-3], np.int8))) == (
+        "<gt.Tensor: shape=(1,), dtype=int8, numpy=array([-3], dtype=int8)>"
+    )
     v = gt.Variable(np.array([1, 2], np.int16), name="v")
     assert repr(v) == "<gt.Variable 'v:0' shape=(2,) dtype=int16, numpy=array([1, 2], dtype=int16)>"
 
@@ -214,7 +219,8 @@ def test_dtype_properties_match_tf(row):
     d = getattr(gt, name)
     assert d.name == name and gt.dtypes.as_dtype(name) == d and gt.dtypes.as_dtype(np.dtype(name)) == d
     assert d.as_datatype_enum == enum and d.size == size
-    assert (d.is_integer, d.is_unsigned, d.is_floating, d.is_complex, d.is_bool) == (is_int, is_unsigned, is_float, False, False)
+    got = (d.is_integer, d.is_unsigned, d.is_floating, d.is_complex, d.is_bool)
+    assert got == (is_int, is_unsigned, is_float, False, False)
     assert d.min == lo and d.max == hi and type(d.min) is type(lo)
     assert d.as_numpy_dtype is np.dtype(name).type
     assert d.base_dtype == d and d.is_compatible_with(name) and not d.is_quantized
@@ -227,9 +233,9 @@ def test_dtype_aliases_and_limits_of_unordered_dtypes():
     assert gt.dtypes.as_dtype("half") == gt.float16
     for d in (gt.bool, gt.complex64):
         with pytest.raises(TypeError):
-            d.min
+            _ = d.min
         with pytest.raises(TypeError):
-            d.max
+            _ = d.max
     assert not gt.bool.is_unsigned and not gt.bool.is_integer
     with pytest.raises(TypeError):
         gt.dtypes.as_dtype("bfloat16")
@@ -360,7 +366,9 @@ def test_signed_pow_and_float16_math():
     assert (x ** gt.constant(np.array([3, 2, 4], np.int8))).numpy().tolist() == [8, 9, 113]  # 625 wraps
     h = np.array([0.5, 1.0, 2.0], np.float16)
     t = gt.constant(h)
-    for f, ref in [(gt.exp, np.exp), (gt.sqrt, np.sqrt), (gt.tanh, np.tanh), (gt.sigmoid, lambda v: 1 / (1 + np.exp(-v)))]:
+    for f, ref in [
+        (gt.exp, np.exp), (gt.sqrt, np.sqrt), (gt.tanh, np.tanh), (gt.sigmoid, lambda v: 1 / (1 + np.exp(-v)))
+    ]:
         got = f(t)
         assert got.dtype == gt.float16
         # float16 ops compute in float32 and round once.
@@ -384,7 +392,10 @@ def test_shape_and_selection_ops_on_every_dtype(name):
         (gt.gather_nd(t, [[1, 2], [0, 0]]), a[[1, 0], [2, 0]]),
         (gt.tile(t, [2, 1]), np.tile(a, [2, 1])),
         (gt.pad(t, [[1, 0], [0, 1]]), np.pad(a, [[1, 0], [0, 1]])),
-        (gt.where(gt.constant([[True], [False]]), t, gt.zeros_like(t)), np.where([[True], [False]], a, np.zeros_like(a))),
+        (
+            gt.where(gt.constant([[True], [False]]), t, gt.zeros_like(t)),
+            np.where([[True], [False]], a, np.zeros_like(a)),
+        ),
         (gt.boolean_mask(t, [False, True]), a[[False, True]]),
         (gt.broadcast_to(t[:1], [3, 3]), np.broadcast_to(a[:1], (3, 3))),
         (gt.expand_dims(t, 0), a[None]),

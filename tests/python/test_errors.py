@@ -251,7 +251,7 @@ def test_failed_op_leaves_tape_unchanged():
     with gt.GradientTape() as t:
         t.watch(x)
         y = x * x
-        n = t._tape.num_nodes
+        n = t._num_nodes
         with pytest.raises(gt.errors.InvalidArgumentError):
             x + gt.ones((3,))
         with pytest.raises(gt.errors.InvalidArgumentError):
@@ -260,7 +260,7 @@ def test_failed_op_leaves_tape_unchanged():
             gt.reshape(y, (3,))
         with pytest.raises(TypeError):
             y + "a"
-        assert t._tape.num_nodes == n
+        assert t._num_nodes == n
         z = y * 3.0
     assert t.gradient(z, x).numpy().tolist() == [6.0, 12.0]
 
@@ -269,12 +269,12 @@ def test_failed_assign_inside_tape_leaves_everything_unchanged():
     v = gt.Variable([1.0, 2.0])
     with gt.GradientTape() as t:
         y = v * v
-        n = t._tape.num_nodes
+        n = t._num_nodes
         with pytest.raises(gt.errors.InvalidArgumentError):
             v.assign([1.0, 2.0, 3.0])
         with pytest.raises(gt.errors.InvalidArgumentError):
             v.assign_add(gt.ones((2, 2)))
-        assert t._tape.num_nodes == n
+        assert t._num_nodes == n
     assert v.numpy().tolist() == [1.0, 2.0]
     assert t.gradient(y, v).numpy().tolist() == [2.0, 4.0]
     assert [w is v for w in t.watched_variables()] == [True]

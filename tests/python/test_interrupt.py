@@ -6,7 +6,6 @@ The child is a separate process (``interrupt_child.py``) so that the signal goes
 process that is inside the engine, as a user's Ctrl-C does. The latency figures (goal
 <= 100 ms) come from ``benches/interrupt_latency.py``."""
 
-import os
 import signal
 import subprocess
 import sys

@@ -46,8 +46,8 @@ def test_complex_solve_and_det():
 def test_cholesky_and_triangular_solve():
     m = RNG.normal(size=(2, 3, 3))
     spd = m @ np.swapaxes(m, -1, -2) + np.eye(3)
-    l = gt.linalg.cholesky(gt.constant(spd)).numpy()
-    np.testing.assert_allclose(l, np.linalg.cholesky(spd), rtol=1e-12)
+    chol = gt.linalg.cholesky(gt.constant(spd)).numpy()
+    np.testing.assert_allclose(chol, np.linalg.cholesky(spd), rtol=1e-12)
     b = RNG.normal(size=(2, 3, 2))
     for lower in (True, False):
         for adjoint in (False, True):
@@ -110,7 +110,9 @@ def test_integer_matmul_of_reversed_views():
     np.testing.assert_array_equal((gx[::-1] @ gt.constant(x.T)).numpy(), x[::-1] @ x.T)
     np.testing.assert_array_equal((gt.constant(y[::-1, ::-1]).numpy()), y[::-1, ::-1])
     np.testing.assert_array_equal(gt.matmul(gy[::-1], gy[::-1], transpose_b=True).numpy(), y[::-1] @ y[::-1].T)
-    np.testing.assert_array_equal(gt.matmul(gx[:, ::-2], gx[::-1, ::-2], transpose_a=True).numpy(), x[:, ::-2].T @ x[::-1, ::-2])
+    np.testing.assert_array_equal(
+        gt.matmul(gx[:, ::-2], gx[::-1, ::-2], transpose_a=True).numpy(), x[:, ::-2].T @ x[::-1, ::-2]
+    )
     # int32 wraps on overflow, as TF's kernel does.
     big = gt.constant([[2**30, 2**30]], dtype=gt.int32)
     assert (big @ gt.constant([[2], [2]], dtype=gt.int32)).numpy()[0, 0] == 0

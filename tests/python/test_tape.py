@@ -167,10 +167,10 @@ def test_gradient_inside_own_context_stops_recording():
     with gt.GradientTape() as t:
         t.watch(x)
         y = x * x
-        n = t._tape.num_nodes
+        n = t._num_nodes
         assert _val(t.gradient(y, x)) == 6.0
         z = y * x  # no longer recorded on t
-        assert t._tape.num_nodes == 0
+        assert t._num_nodes == 0
     assert _val(z) == 27.0
     with pytest.raises(RuntimeError):
         t.gradient(z, x)
@@ -218,7 +218,7 @@ def test_watched_variables_order_is_construction_order():
     a = gt.Variable(2.0, name="a")
     b = gt.Variable(3.0, name="b")
     with gt.GradientTape() as t:
-        y = b * a + c * b
+        b * a + c * b
     got = t.watched_variables()
     assert isinstance(got, tuple)
     assert [v.name for v in got] == ["c:0", "a:0", "b:0"]
@@ -307,9 +307,9 @@ def test_assign_add_and_sub_semantics():
     # each read sees the value of its time; gradients of both reads add up
     assert _val(t.gradient(total, v)) == [15.0, 17.0]
     # outside the tape: plain updates, nothing recorded
-    n = t._tape.num_nodes
+    n = t._num_nodes
     v.assign_sub([8.0, 9.0])
-    assert v.numpy().tolist() == [0.0, 0.0] and t._tape.num_nodes == n
+    assert v.numpy().tolist() == [0.0, 0.0] and t._num_nodes == n
 
 
 def test_variable_replaced_by_tensor_gives_none():
@@ -341,9 +341,9 @@ def test_reset_clears_recording_and_keeps_recording_after():
     x = gt.constant(2.0)
     with gt.GradientTape() as t:
         t.watch(x)
-        y = x * x
+        x * x
         t.reset()
-        assert t._tape.num_nodes == 0
+        assert t._num_nodes == 0
         t.watch(x)
         z = x * x * x
     assert _val(t.gradient(z, x)) == 12.0
@@ -378,7 +378,7 @@ def test_stop_recording():
         t.watch(x)
         with t.stop_recording():
             a = x * x
-            assert t._tape.num_nodes == 0
+            assert t._num_nodes == 0
         b = x * x * x
     ga, gb = t.gradient([a, b], [x, x])
     assert _val(ga) == 12.0 and _val(gb) == 12.0  # only b is connected
@@ -454,7 +454,7 @@ def test_several_tapes_each_with_its_own_watched_set():
             y = a * b  # recorded on both
             za = a * a  # only on ta
             zb = b * b  # only on tb
-    assert ta._tape.num_nodes == 2 and tb._tape.num_nodes == 2
+    assert ta._num_nodes == 2 and tb._num_nodes == 2
     assert _val(ta.gradient(y, a)) == 2.0
     assert _val(tb.gradient(y, b)) == 1.0
     # TF's rule: a source that is an input of a recorded op gets its gradient even
@@ -518,9 +518,9 @@ def test_non_persistent_nodes_freed_by_gradient():
     with gt.GradientTape() as t:
         t.watch(x)
         y = gt.reduce_sum(gt.exp(gt.sin(x) * x))
-    assert t._tape.num_nodes == 4
+    assert t._num_nodes == 4
     t.gradient(y, x)
-    assert t._tape.num_nodes == 0
+    assert t._num_nodes == 0
 
 
 def test_persistent_nodes_kept_until_reset():
@@ -530,9 +530,9 @@ def test_persistent_nodes_kept_until_reset():
         y = gt.reduce_sum(x * x)
     t.gradient(y, x)
     t.gradient(y, x)
-    assert t._tape.num_nodes == 2
+    assert t._num_nodes == 2
     t.reset()
-    assert t._tape.num_nodes == 0
+    assert t._num_nodes == 0
 
 
 def _rss_bytes():
@@ -557,7 +557,7 @@ def test_persistent_tape_memory_released_on_del():
     del y
     held = _rss_bytes() - base
     assert held > 300e6, held  # the intermediates are alive, held by the tape
-    assert t._tape.num_nodes == 6
+    assert t._num_nodes == 6
     del t, s
     gc.collect()
     after = _rss_bytes() - base
@@ -566,3 +566,56 @@ def test_persistent_tape_memory_released_on_del():
     del x
     gc.collect()
     assert _rss_bytes() - base < 60e6
+
+
+# --- the native tape owns the state ---------------------------------------------------
+
+
+def test_gradient_tape_keeps_no_python_state():
+    # Persistent/used/recording/watched all live in the native tape: the Python
+    # subclass adds behaviour, never fields.
+    v = gt.Variable(1.0)
+    t = gt.GradientTape(persistent=1, watch_accessed_variables=0)
+    assert isinstance(t, gt._gradtape._Tape) and t.persistent is True
+    with t:
+        t.watch(v)
+        y = v * v
+        with t.stop_recording():
+            pass
+    t.gradient(y, v)
+    t.jacobian(y, [v])
+    assert vars(t) == {}
+
+
+def test_failed_call_does_not_use_up_non_persistent_tape():
+    # As in TF, a call that fails on its arguments leaves the tape usable.
+    x = gt.constant([1.0, 2.0])
+    with gt.GradientTape() as t:
+        t.watch(x)
+        y = x * x
+    with pytest.raises(ValueError, match="output_gradients has 2 entries but target has 1"):
+        t.gradient(y, x, output_gradients=[gt.ones((2,)), gt.ones((2,))])
+    with pytest.raises(gt.errors.InvalidArgumentError, match=r"\[3\]"):
+        t.gradient(y, x, output_gradients=gt.ones((3,)))
+    with pytest.raises(ValueError, match="Unknown value for unconnected_gradients: 'zeros'"):
+        t.gradient(y, x, unconnected_gradients="zeros")
+    with pytest.raises(TypeError, match="gradient sources must be Tensors or Variables, got str"):
+        t.gradient(y, [x, "x"])
+    with pytest.raises(TypeError, match="batch_jacobian target must be a single Tensor"):
+        t.batch_jacobian([y], x)
+    assert t.gradient(y, x).numpy().tolist() == [2.0, 4.0]
+    # A used tape says so before looking at the arguments (TF's order).
+    with pytest.raises(RuntimeError, match="non-persistent"):
+        t.gradient(y, "x", unconnected_gradients="zeros")
+
+
+def test_reentered_tape_stops_recording_with_the_outer_block():
+    x = gt.constant(2.0)
+    t = gt.GradientTape(persistent=True)
+    with t:
+        with t:
+            t.watch(x)
+        y = x * x
+    z = x * 3.0
+    assert t._num_nodes == 1
+    assert t.gradient(y, x).numpy() == 4.0 and t.gradient(z, x) is None

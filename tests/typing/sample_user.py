@@ -74,7 +74,9 @@ def nested() -> dict[str, gt.Tensor | None]:
 
 
 def hessian_demo() -> gt.Tensor:
-    f: Callable[[gt.Tensor], gt.Tensor] = lambda x: gt.reduce_sum(x ** 3)
+    def f(x: gt.Tensor) -> gt.Tensor:
+        return gt.reduce_sum(x ** 3)
+
     return gt.autodiff.hessian(f, gt.constant([1.0, 2.0]))
 
 

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import collections
-from typing import Any, Callable, Sequence
+from collections.abc import Sequence
+from typing import Any, Callable
 
 from .._variable import Variable
 

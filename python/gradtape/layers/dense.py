@@ -40,8 +40,9 @@ class Dense(Layer):
         self.kernel_initializer = initializers.get(kernel_initializer)
         self.bias_initializer = initializers.get(bias_initializer)
         self.dtype = dtype
-        self.kernel = None
-        self.bias = None
+        # Variables once built.
+        self.kernel: Any = None
+        self.bias: Any = None
 
     def build(self, input_shape: Any) -> None:
         if input_shape is None or len(input_shape) < 1:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable, Union
+from collections.abc import Iterable
+from typing import Any, Callable
 
 from .._gradtape import Tensor, convert_to_tensor, stop_gradient, zeros_like
 from .._gradtape import Variable as _NativeVariable
@@ -52,7 +53,7 @@ class Optimizer:
         return g
 
     def apply_gradients(
-        self, grads_and_vars: Iterable[tuple[Union[Tensor, None], _NativeVariable]]
+        self, grads_and_vars: Iterable[tuple[Tensor | None, _NativeVariable]]
     ) -> Variable:
         """Applies one update per ``(gradient, variable)`` pair; ``None`` gradients
         are skipped. Returns the step counter. Every pair is checked (variable type

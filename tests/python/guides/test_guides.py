@@ -277,7 +277,7 @@ def test_001_variable_replaced_by_tensor(capsys):
     x = gt.Variable(2.0)
 
     kinds = []
-    for epoch in range(2):
+    for _epoch in range(2):
         with gt.GradientTape() as tape:
             y = x + 1
 
