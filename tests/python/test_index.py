@@ -1,4 +1,5 @@
-"""Gathers, masks and one_hot (src/ops/index.rs), with slice, shape, size and rank: values against numpy and gradients."""
+"""Gathers, masks and one_hot (src/ops/index.rs), with slice, shape, size and rank: values
+against numpy and gradients."""
 
 import numpy as np
 import pytest

@@ -1,6 +1,5 @@
 """Reductions (src/ops/reduce.rs): argmax/argmin and the composites."""
 
-import math
 
 import numpy as np
 import pytest

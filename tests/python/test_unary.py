@@ -1,6 +1,5 @@
 """Unary math (src/ops/unary.rs): rounding and clipping, values and gradients."""
 
-import math
 
 import numpy as np
 
