@@ -147,6 +147,14 @@ pub trait Op: Send + Sync + 'static {
     /// with public ops. Gradients may be output-shaped: the tape sums broadcast
     /// dimensions away.
     fn vjp(&self, cx: &VjpCx<'_>, dys: &[Tensor]) -> Result<Grads>;
+    /// Jacobian-vector product (forward mode): output tangents from input tangents
+    /// (`None` where an input has none), written with public ops like [`Op::vjp`].
+    /// `None` (the default): the op has no forward rule yet; forward mode derives one
+    /// from [`Op::vjp`] where it can, or reports the op.
+    fn jvp(&self, cx: &VjpCx<'_>, tangents: &[Option<Tensor>]) -> Option<Result<Grads>> {
+        let _ = (cx, tangents);
+        None
+    }
     /// Whether [`Op::vjp`] accepts output gradients with leading batch dimensions
     /// (`cx.batch()` of them, used by `jacobian`): elementwise rules do by
     /// broadcasting; shape-aware rules must prefix the batch dimensions themselves.
