@@ -666,21 +666,7 @@ pub(super) mod python {
         argmin => ops::argmin,
     }
 
-    macro_rules! py_moment {
-        ($($(#[$doc:meta])* $py:ident => $f:path),* $(,)?) => {$(
-            $(#[$doc])*
-            #[pyfunction]
-            #[pyo3(signature = (input_tensor, axis=None, keepdims=false, name=None))]
-            fn $py(py: Python<'_>, input_tensor: &Bound<'_, PyAny>, axis: Option<&Bound<'_, PyAny>>, keepdims: bool, name: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
-                let _ = name;
-                let x = to_tensor(input_tensor, None)?;
-                let axes = axes_arg(axis)?;
-                Ok(heavy(py, x.size(), || $f(&x, axes.as_deref(), keepdims))?.into())
-            }
-        )*};
-    }
-
-    py_moment! {
+    py_reduce! {
         /// Variance over ``axis`` (all axes by default); real for complex inputs.
         /// TF equivalent: ``tf.math.reduce_variance``.
         ///
