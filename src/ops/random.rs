@@ -451,12 +451,6 @@ pub(super) mod python {
     #[allow(unused_imports)]
     use crate::python::binding::*;
 
-    fn dtype_arg(dtype: Option<&Bound<'_, PyAny>>) -> PyResult<DType> {
-        match dtype {
-            Some(d) if !d.is_none() => to_dtype(d),
-            _ => Ok(DType::F32),
-        }
-    }
 
     /// The element count of `shape` (saturating: only to choose whether to release the GIL).
     fn count(shape: &[usize]) -> usize {
@@ -500,7 +494,7 @@ pub(super) mod python {
     ) -> PyResult<PyTensor> {
         let _ = name;
         let dims = dims_arg(shape)?;
-        let (dt, seed) = (dtype_arg(dtype)?, seed_arg(seed)?);
+        let (dt, seed) = (dtype_arg(dtype, DType::F32)?, seed_arg(seed)?);
         Ok(heavy(py, count(&dims), || {
             super::normal(&dims, mean, stddev, dt, seed)
         })?
@@ -529,7 +523,7 @@ pub(super) mod python {
     ) -> PyResult<PyTensor> {
         let _ = name;
         let dims = dims_arg(shape)?;
-        let (dt, seed) = (dtype_arg(dtype)?, seed_arg(seed)?);
+        let (dt, seed) = (dtype_arg(dtype, DType::F32)?, seed_arg(seed)?);
         Ok(heavy(py, count(&dims), || {
             super::truncated_normal(&dims, mean, stddev, dt, seed)
         })?
@@ -575,7 +569,7 @@ pub(super) mod python {
     ) -> PyResult<PyTensor> {
         let _ = name;
         let dims = dims_arg(shape)?;
-        let (dt, seed) = (dtype_arg(dtype)?, seed_arg(seed)?);
+        let (dt, seed) = (dtype_arg(dtype, DType::F32)?, seed_arg(seed)?);
         let minval = minval.filter(|m| !m.is_none());
         let maxval = maxval.filter(|m| !m.is_none());
         if dt.is_integer() {
