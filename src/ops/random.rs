@@ -451,7 +451,6 @@ pub(super) mod python {
     #[allow(unused_imports)]
     use crate::python::binding::*;
 
-
     /// The element count of `shape` (saturating: only to choose whether to release the GIL).
     fn count(shape: &[usize]) -> usize {
         shape.iter().fold(1usize, |n, &d| n.saturating_mul(d))
