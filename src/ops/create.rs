@@ -617,7 +617,7 @@ pub(super) mod python {
         name: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyTensor> {
         let _ = name;
-        Ok(ops::zeros(&dims_arg(shape)?, dtype_opt(dtype)?.unwrap_or(DType::F32))?.into())
+        Ok(ops::zeros(&dims_arg(shape)?, dtype_arg(dtype, DType::F32)?)?.into())
     }
 
     /// A tensor of ones (float32 by default). TF equivalent: ``tf.ones``.
@@ -632,7 +632,7 @@ pub(super) mod python {
         name: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyTensor> {
         let _ = name;
-        Ok(ops::ones(&dims_arg(shape)?, dtype_opt(dtype)?.unwrap_or(DType::F32))?.into())
+        Ok(ops::ones(&dims_arg(shape)?, dtype_arg(dtype, DType::F32)?)?.into())
     }
 
     /// Zeros with the shape (and by default the dtype) of ``input``. TF equivalent:
@@ -649,7 +649,7 @@ pub(super) mod python {
     ) -> PyResult<PyTensor> {
         let _ = name;
         let t = to_tensor(input, None)?;
-        Ok(ops::zeros(t.shape(), dtype_opt(dtype)?.unwrap_or(t.dtype()))?.into())
+        Ok(ops::zeros(t.shape(), dtype_arg(dtype, t.dtype())?)?.into())
     }
 
     /// Ones with the shape (and by default the dtype) of ``input``. TF equivalent:
@@ -666,7 +666,7 @@ pub(super) mod python {
     ) -> PyResult<PyTensor> {
         let _ = name;
         let t = to_tensor(input, None)?;
-        Ok(ops::ones(t.shape(), dtype_opt(dtype)?.unwrap_or(t.dtype()))?.into())
+        Ok(ops::ones(t.shape(), dtype_arg(dtype, t.dtype())?)?.into())
     }
 
     /// A tensor of shape ``dims`` filled with the scalar ``value`` (its dtype). TF equivalent:
@@ -710,13 +710,7 @@ pub(super) mod python {
             Some(b) if !b.is_none() => dims_arg(b)?,
             _ => vec![],
         };
-        Ok(ops::eye(
-            num_rows,
-            num_columns,
-            &batch,
-            dtype_opt(dtype)?.unwrap_or(DType::F32),
-        )?
-        .into())
+        Ok(ops::eye(num_rows, num_columns, &batch, dtype_arg(dtype, DType::F32)?)?.into())
     }
 
     /// ``num`` evenly spaced values from ``start`` to ``stop`` inclusive; the dtype follows
@@ -782,7 +776,7 @@ pub(super) mod python {
         } else {
             DType::I32
         };
-        let dt = dtype_opt(dtype)?.unwrap_or(inferred);
+        let dt = dtype_arg(dtype, inferred)?;
         // Integer arguments for an integer range: exact in i64 (f64 is not beyond 2^53).
         if dt.is_integer() {
             let int = |t: Option<&crate::Tensor>, default: i64| match t {

@@ -472,6 +472,24 @@ pub(super) mod python {
         Ok(())
     }
 
+    type Sampler = fn(&[usize], f64, f64, DType, Option<i64>) -> crate::error::Result<Tensor>;
+
+    /// `normal` and `truncated_normal`: the arguments converted, `f` run (GIL released
+    /// when large).
+    fn sample(
+        py: Python<'_>,
+        shape: &Bound<'_, PyAny>,
+        mean: f64,
+        stddev: f64,
+        dtype: Option<&Bound<'_, PyAny>>,
+        seed: Option<&Bound<'_, PyAny>>,
+        f: Sampler,
+    ) -> PyResult<PyTensor> {
+        let dims = dims_arg(shape)?;
+        let (dt, seed) = (dtype_arg(dtype, DType::F32)?, seed_arg(seed)?);
+        Ok(heavy(py, count(&dims), || f(&dims, mean, stddev, dt, seed))?.into())
+    }
+
     /// Samples of a normal distribution (float dtypes). TF equivalent: ``tf.random.normal``.
     ///
     /// >>> x = gt.random.normal([2, 3], seed=1)
@@ -492,12 +510,7 @@ pub(super) mod python {
         name: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyTensor> {
         let _ = name;
-        let dims = dims_arg(shape)?;
-        let (dt, seed) = (dtype_arg(dtype, DType::F32)?, seed_arg(seed)?);
-        Ok(heavy(py, count(&dims), || {
-            super::normal(&dims, mean, stddev, dt, seed)
-        })?
-        .into())
+        sample(py, shape, mean, stddev, dtype, seed, super::normal)
     }
 
     /// Normal samples redrawn until within two standard deviations of the mean (float
@@ -521,12 +534,15 @@ pub(super) mod python {
         name: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyTensor> {
         let _ = name;
-        let dims = dims_arg(shape)?;
-        let (dt, seed) = (dtype_arg(dtype, DType::F32)?, seed_arg(seed)?);
-        Ok(heavy(py, count(&dims), || {
-            super::truncated_normal(&dims, mean, stddev, dt, seed)
-        })?
-        .into())
+        sample(
+            py,
+            shape,
+            mean,
+            stddev,
+            dtype,
+            seed,
+            super::truncated_normal,
+        )
     }
 
     /// An integer bound of `uniform`: a Python integer (any size the dtype allows), or an
