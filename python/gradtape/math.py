@@ -15,10 +15,10 @@ from ._gradtape import (
     cosh, cumprod, cumsum, divide, equal, erf, exp, expm1, floor, floordiv, floormod,
     greater, greater_equal, imag, l2_normalize, less, less_equal, log, log1p, log_softmax,
     logical_and, logical_not, logical_or, logical_xor, maximum, minimum, multiply,
-    negative, not_equal, pow, real, reciprocal, reduce_all, reduce_any, reduce_logsumexp,
-    reduce_max, reduce_mean, reduce_min, reduce_prod, reduce_std, reduce_sum,
-    reduce_variance, round, rsqrt, sigmoid, sign, sin, sinh, softmax, softplus, sqrt,
-    square, squared_difference, subtract, tan, tanh, truediv,
+    multiply_no_nan, negative, not_equal, pow, real, reciprocal, reduce_all, reduce_any,
+    reduce_logsumexp, reduce_max, reduce_mean, reduce_min, reduce_prod, reduce_std,
+    reduce_sum, reduce_variance, round, rsqrt, sigmoid, sign, sin, sinh, softmax, softplus,
+    sqrt, square, squared_difference, subtract, tan, tanh, truediv,
 )
 
 __all__ = [
@@ -27,11 +27,11 @@ __all__ = [
     "expm1", "floor", "floordiv", "floormod", "greater", "greater_equal", "imag",
     "l2_normalize", "less", "less_equal", "log", "log1p", "log_softmax", "logical_and",
     "logical_not", "logical_or", "logical_xor", "maximum", "minimum", "multiply",
-    "negative", "not_equal", "pow", "real", "reciprocal", "reduce_all", "reduce_any",
-    "reduce_logsumexp", "reduce_max", "reduce_mean", "reduce_min", "reduce_prod",
-    "reduce_std", "reduce_sum", "reduce_variance", "round", "rsqrt", "sigmoid", "sign",
-    "sin", "sinh", "softmax", "softplus", "sqrt", "square", "squared_difference",
-    "subtract", "tan", "tanh", "truediv",
+    "multiply_no_nan", "negative", "not_equal", "pow", "real", "reciprocal", "reduce_all",
+    "reduce_any", "reduce_logsumexp", "reduce_max", "reduce_mean", "reduce_min",
+    "reduce_prod", "reduce_std", "reduce_sum", "reduce_variance", "round", "rsqrt",
+    "sigmoid", "sign", "sin", "sinh", "softmax", "softplus", "sqrt", "square",
+    "squared_difference", "subtract", "tan", "tanh", "truediv",
 ]
 # </generated>
 

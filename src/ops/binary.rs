@@ -112,6 +112,43 @@ impl Op for Mul {
     }
 }
 
+/// `x * y`, but 0 wherever `y` is 0, even where `x` is infinite or NaN. TF equivalent:
+/// `tf.math.multiply_no_nan`. The rules of sqrt, rsqrt and reciprocal use it so that a
+/// zero upstream gradient stays zero at a pole, as TF's SqrtGrad/RsqrtGrad/InvGrad do.
+/// Gradient (TF's): `mul_no_nan(dy, conj(y))` to `x` and `mul_no_nan(conj(x), dy)` to `y`.
+pub fn multiply_no_nan(x: &Tensor, y: &Tensor) -> Result<Tensor> {
+    use num_traits::Zero;
+    let out = arith!("MulNoNan", x, y, [F32, F64, C64, C128] via [F16], |p, q| if q.is_zero() {
+        Zero::zero()
+    } else {
+        p * q
+    });
+    binary_out(MulNoNan, x, y, out)
+}
+struct MulNoNan;
+impl Op for MulNoNan {
+    fn batched(&self) -> bool {
+        true
+    }
+    fn name(&self) -> &'static str {
+        "MulNoNan"
+    }
+    fn vjp(&self, cx: &VjpCx<'_>, dys: &[Tensor]) -> Result<Grads> {
+        let dy = &dys[0];
+        let gx = if cx.needs(0) {
+            Some(multiply_no_nan(dy, &conj(cx.input(1)?)?)?)
+        } else {
+            None
+        };
+        let gy = if cx.needs(1) {
+            Some(multiply_no_nan(&conj(cx.input(0)?)?, dy)?)
+        } else {
+            None
+        };
+        Ok(grads![gx, gy])
+    }
+}
+
 /// `x / y`. TF equivalent: `tf.math.divide` (true division: integer inputs are cast
 /// first, as `tf.math.truediv` does: 8- and 16-bit integers to `float32`, 32- and
 /// 64-bit ones to `float64`).
@@ -453,6 +490,12 @@ pub(super) mod python {
         /// >>> print(gt.multiply(gt.constant([1.0, 2.0, 3.0]), 2.0))
         /// gt.Tensor([2. 4. 6.], shape=(3,), dtype=float32)
         binary multiply = ops::multiply, in [gt, math];
+        /// Elementwise ``x * y``, but 0 wherever ``y`` is 0 (even where ``x`` is inf or NaN).
+        /// TF equivalent: ``tf.math.multiply_no_nan``.
+        ///
+        /// >>> print(gt.math.multiply_no_nan(gt.constant([float("inf"), 2.0]), gt.constant([0.0, 3.0])))
+        /// gt.Tensor([0. 6.], shape=(2,), dtype=float32)
+        binary multiply_no_nan = ops::multiply_no_nan, in [math];
         /// Elementwise ``x / y`` with broadcasting. TF equivalent: ``tf.math.divide``.
         ///
         /// >>> print(gt.divide(gt.constant([1.0, 2.0, 3.0]), 2.0))

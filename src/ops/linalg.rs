@@ -197,7 +197,17 @@ impl Op for LogMatrixDeterminant {
         "LogMatrixDeterminant"
     }
     fn vjp(&self, cx: &VjpCx<'_>, dys: &[Tensor]) -> Result<Grads> {
-        let k = per_matrix(&dys[1])?;
+        // log|det A| is real (held in a complex dtype for complex A): only the real part
+        // of its upstream gradient reaches A, d log|det A| = Re tr(A⁻¹ dA). (TF
+        // multiplies by the whole upstream; the same for every real-valued loss of the
+        // real part.) The sign output has no gradient, as in TF.
+        let dy = &dys[1];
+        let dy = if dy.dtype().is_complex() {
+            crate::ops::cast(&crate::ops::real(dy)?, dy.dtype())?
+        } else {
+            dy.clone()
+        };
+        let k = per_matrix(&dy)?;
         let g = multiply(&k, &adjoint(&inv(cx.input(0)?, false)?)?)?;
         Ok(grads![Some(g)])
     }

@@ -65,7 +65,7 @@ fn leaky_k<T: num_traits::Float>(v: T, alpha: f64) -> T {
 }
 
 /// Scaled exponential linear unit. TF equivalent: `tf.nn.selu`. Gradient (TF's
-/// SeluGrad, from the output): `dy*scale` where `y > 0`, else `dy*(y + scale*alpha)`.
+/// SeluGrad, from the output): `dy*(y + scale*alpha)` where `y < 0`, else `dy*scale`.
 pub fn selu(x: &Tensor) -> Result<Tensor> {
     let out =
         Tensor::new(map_dtypes!("Selu", x.data(), [F32, F64] via [F16], a => map(a, selu_k)?));
@@ -83,17 +83,21 @@ impl Op for Selu {
         let (y, dy) = (cx.output(0)?, &dys[0]);
         let pos = multiply(dy, &scalar_like(dy, SELU_SCALE))?;
         let negb = multiply(dy, &add(y, &scalar_like(y, SELU_SCALE * SELU_ALPHA))?)?;
+        // TF's SeluGrad tests `y < 0`: at exactly 0 the gradient is `scale`.
         Ok(grads![Some(where_(
-            &greater(y, &zeros_like(y)?)?,
-            &pos,
-            &negb
+            &less(y, &zeros_like(y)?)?,
+            &negb,
+            &pos
         )?)])
     }
 }
 
 /// `x` where `x > 0`, else `alpha * x`. TF equivalent: `tf.nn.leaky_relu`.
 /// Gradient (TF's LeakyReluGrad, from the input): `dy` where `x > 0`, else `alpha*dy`.
+/// `alpha` is rounded to float32 first, as TF keeps it in a float attribute: in float64,
+/// `leaky_relu(-1.0)` is -0.20000000298023224 in both.
 pub fn leaky_relu(x: &Tensor, alpha: f64) -> Result<Tensor> {
+    let alpha = f64::from(alpha as f32);
     let out = Tensor::new(
         map_dtypes!("LeakyRelu", x.data(), [F32, F64] via [F16], a => map(a, |v| leaky_k(v, alpha))?),
     );

@@ -398,8 +398,9 @@ impl Op for Cumprod {
     fn vjp(&self, cx: &VjpCx<'_>, dys: &[Tensor]) -> Result<Grads> {
         let x = cx.input(0)?;
         let y = cx.output(0)?;
+        // dx_i = sum_{j >= i} dy_j conj(y_j / x_i) (TF's rule, conjugated for complex).
         let s = cumsum(
-            &multiply(y, &dys[0])?,
+            &multiply(&crate::ops::conj(y)?, &dys[0])?,
             (self.axis + cx.batch()) as isize,
             self.exclusive,
             !self.reverse,

@@ -9,7 +9,7 @@ use super::{fused_grad, grads, unary_out, Grads, Op, Saves, VjpCx};
 use crate::error::Result;
 use crate::kernels::elementwise::{map, map_chunks};
 use crate::kernels::vmath::VMath;
-use crate::ops::{add, divide, greater, multiply, subtract, where_, zeros_like};
+use crate::ops::{add, divide, greater, multiply, multiply_no_nan, subtract, where_, zeros_like};
 use crate::tensor::Tensor;
 
 /// A rank-0 constant of `x`'s dtype.
@@ -115,29 +115,33 @@ unary_op!(
 );
 
 unary_op!(
-    /// `√x`. TF equivalent: `tf.math.sqrt`. Gradient `dy * 0.5 / conj(y)`.
+    /// `√x`. TF equivalent: `tf.math.sqrt`. Gradient `dy * 0.5 / conj(y)`, 0 where `dy`
+    /// is 0 (also at `x = 0`, as TF's SqrtGrad).
     sqrt, Sqrt, "Sqrt", [F32, F64, C64, C128] via [F16], |v| v.sqrt(),
     saves Saves::OUTPUT,
-    vjp |cx, dy| divide(&multiply(dy, &scalar_like(dy, 0.5))?, &conj(cx.output(0)?)?)?
+    vjp |cx, dy| multiply_no_nan(&divide(&scalar_like(dy, 0.5), &conj(cx.output(0)?)?)?, dy)?
 );
 
 unary_op!(
-    /// `1/√x`. TF equivalent: `tf.math.rsqrt`. Gradient `-0.5 dy conj(y)³`.
+    /// `1/√x`. TF equivalent: `tf.math.rsqrt`. Gradient `-0.5 dy conj(y)³`, 0 where `dy`
+    /// is 0 (as TF's RsqrtGrad).
     rsqrt, Rsqrt, "Rsqrt", [F32, F64, C64, C128] via [F16], |v| v.sqrt().inv(),
     saves Saves::OUTPUT,
     vjp |cx, dy| {
         let y = conj(cx.output(0)?)?;
-        multiply(&multiply(dy, &scalar_like(dy, -0.5))?, &multiply(&y, &multiply(&y, &y)?)?)?
+        let k = multiply(&scalar_like(dy, -0.5), &multiply(&y, &multiply(&y, &y)?)?)?;
+        multiply_no_nan(&k, dy)?
     }
 );
 
 unary_op!(
-    /// `1/x`. TF equivalent: `tf.math.reciprocal`. Gradient `-dy conj(y)²`.
+    /// `1/x`. TF equivalent: `tf.math.reciprocal`. Gradient `-dy conj(y)²`, 0 where `dy`
+    /// is 0 (as TF's InvGrad).
     reciprocal, Reciprocal, "Reciprocal", [F32, F64, C64, C128] via [F16], |v| v.inv(),
     saves Saves::OUTPUT,
     vjp |cx, dy| {
         let y = conj(cx.output(0)?)?;
-        neg(&multiply(dy, &multiply(&y, &y)?)?)?
+        multiply_no_nan(&neg(&multiply(&y, &y)?)?, dy)?
     }
 );
 

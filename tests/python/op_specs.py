@@ -6,12 +6,16 @@ inside the op's domain (away from kinks and poles, so that central differences a
 valid), and to what order and tolerance the gradient is checked.
 
 Adding an op is one line: ``row("name", lambda x: gt.name(x), np_ref, ...)``.
-Ops that have no gradient go in ``NOT_DIFFERENTIABLE``; ops another branch is adding go
-in ``PENDING`` until their rows land. ``test_every_exported_op_has_a_row`` enforces it.
+Ops that have no gradient go in ``NOT_DIFFERENTIABLE``; ``test_every_exported_op_has_a_row``
+enforces it.
 
-Complex ops are checked through real-valued functions: real inputs are combined with
-``gt.complex`` and the result is brought back with ``gt.real``/``gt.imag``/``gt.abs``,
-so that every loss and every finite difference is over reals.
+Complex: every row whose op accepts complex inputs (as TF's kernels do) is also checked
+with genuinely complex inputs — the row's sampler gives the real part, the imaginary part
+is drawn in (-0.5, 0.5) — in complex128 and complex64. So ``ref`` must be right for complex
+arrays too (``np.conj`` where the op conjugates, ``np.abs(x) ** 2`` for a squared norm).
+Ops TF registers for real dtypes only are listed in ``REAL_ONLY`` (their complex inputs
+must raise, as TF's do). Rows built around ``gt.complex`` take real inputs and say
+``complex=False``.
 """
 
 import math
@@ -124,6 +128,8 @@ class OpSpec:
     grad_tol: tuple = GRAD_TOL
     eps: float = 1e-6  # finite-difference step
     out_dtype: Optional[Callable] = None  # input dtype name -> output dtype name
+    complex: bool = True  # also checked with complex inputs (unless the op is REAL_ONLY)
+    real: bool = True  # checked with real inputs (False: a row for complex inputs only)
 
     @property
     def id(self):
@@ -232,7 +238,14 @@ row("__pow__", lambda x: x**3.0, lambda x: x**3.0, case="cube")
 row("__pow__", lambda x: 2.0**x, lambda x: 2.0**x, case="rpow_scalar")
 row("maximum", gt.maximum, np.maximum, BINARY, sample=(grid, grid_offset))
 row("minimum", gt.minimum, np.minimum, BINARY, sample=(grid, grid_offset))
-row("squared_difference", gt.squared_difference, lambda x, y: (x - y) ** 2, BINARY)
+row(
+    "multiply_no_nan",
+    gt.math.multiply_no_nan,
+    lambda x, y: np.where(y == 0, 0.0, x * y),
+    BINARY,
+    dtypes=F32_64,
+)
+row("squared_difference", gt.squared_difference, lambda x, y: np.abs(x - y) ** 2, BINARY)
 row("atan2", gt.atan2, np.arctan2, BINARY, sample=(away0, normal))
 row("floormod", gt.floormod, np.mod, BINARY, sample=(mod_numerator, mod_denominator))
 row("mod", gt.math.mod, np.mod, BINARY_NONEMPTY, sample=(mod_numerator, mod_denominator))
@@ -255,6 +268,7 @@ row(
     eps=0.25,  # linear, so any step is exact; float32 rounding needs a large one
     grad_tol=(1e-5, 1e-5),
     case="f64_f32_f64",
+    complex=False,
 )
 row(
     "cast",
@@ -264,6 +278,7 @@ row(
     eps=0.25,
     grad_tol=(1e-5, 1e-5),
     case="to_f32",
+    complex=False,
 )
 
 # ----------------------------------------------------------------------------- complex
@@ -288,12 +303,12 @@ def _np_re_im(z):
 
 
 PAIR = [((), ()), ((3,), (3,)), ((2, 3), (3,))]
-row("complex", lambda a, b: _re_im(_c(a, b) * _c(a, b)), lambda a, b: _np_re_im(_nc(a, b) ** 2), PAIR, dtypes=F32_64)
-row("real", lambda a, b: gt.real(_c(a, b) * _c(b, a)), lambda a, b: np.real(_nc(a, b) * _nc(b, a)), PAIR, dtypes=F32_64)
-row("imag", lambda a, b: gt.imag(_c(a, b) * _c(b, a)), lambda a, b: np.imag(_nc(a, b) * _nc(b, a)), PAIR, dtypes=F32_64)
-row("conj", lambda a, b: gt.imag(gt.conj(_c(a, b) * _c(a, b))), lambda a, b: np.imag(np.conj(_nc(a, b) ** 2)), PAIR, dtypes=F32_64)
-row("abs", lambda a, b: gt.abs(_c(a, b)), lambda a, b: np.abs(_nc(a, b)), PAIR, sample=(away0, normal), case="complex", dtypes=F32_64)
-row("angle", lambda a, b: gt.angle(_c(a, b)), lambda a, b: np.angle(_nc(a, b)), PAIR, sample=(positive, normal), dtypes=F32_64)
+row("complex", lambda a, b: _re_im(_c(a, b) * _c(a, b)), lambda a, b: _np_re_im(_nc(a, b) ** 2), PAIR, dtypes=F32_64, complex=False)
+row("real", lambda a, b: gt.real(_c(a, b) * _c(a, b)), lambda a, b: np.real(_nc(a, b) ** 2), PAIR, dtypes=F32_64, complex=False)
+row("imag", lambda a, b: gt.imag(_c(a, b) * _c(b, a)), lambda a, b: np.imag(_nc(a, b) * _nc(b, a)), PAIR, dtypes=F32_64, complex=False)
+row("conj", lambda a, b: gt.imag(gt.conj(_c(a, b) * _c(a, b))), lambda a, b: np.imag(np.conj(_nc(a, b) ** 2)), PAIR, dtypes=F32_64, complex=False)
+row("abs", lambda a, b: gt.abs(_c(a, b)), lambda a, b: np.abs(_nc(a, b)), PAIR, sample=(away0, normal), case="complex", dtypes=F32_64, complex=False)
+row("angle", lambda a, b: gt.angle(_c(a, b)), lambda a, b: np.angle(_nc(a, b)), PAIR, sample=(positive, normal), dtypes=F32_64, complex=False)
 _COMPLEX_UNARY = [
     ("exp", np.exp, normal),
     ("log", np.log, positive),
@@ -318,6 +333,7 @@ for _name, _ref, _s in _COMPLEX_UNARY:
         sample=(_s, interval(-0.8, 0.8)),
         case="complex",
         dtypes=F32_64,
+        complex=False,
     )
 row(
     "divide",
@@ -327,6 +343,7 @@ row(
     sample=(positive, positive),
     case="complex",
     dtypes=F32_64,
+        complex=False,
 )
 row(
     "pow",
@@ -336,6 +353,7 @@ row(
     sample=(positive, interval(-0.5, 0.5)),
     case="complex",
     dtypes=F32_64,
+        complex=False,
 )
 row(
     "matmul",
@@ -344,6 +362,31 @@ row(
     [((2, 3), (2, 3))],
     case="complex_adjoint_b",
     dtypes=F32_64,
+        complex=False,
+)
+
+# The complex ops applied to complex inputs directly (complex rows only).
+row("real", gt.math.real, np.real, UNARY, case="of_complex", real=False)
+row("imag", gt.math.imag, np.imag, UNARY, case="of_complex", real=False)
+row("conj", gt.math.conj, np.conj, UNARY, case="of_complex", real=False)
+row("angle", gt.math.angle, np.angle, UNARY, sample=positive, case="of_complex", real=False)
+row(
+    "cast",
+    lambda z: gt.cast(gt.cast(z, gt.complex64), gt.complex128),
+    lambda z: z.astype(np.complex64).astype(np.complex128),
+    eps=0.25,  # linear, so any step is exact; complex64 rounding needs a large one
+    grad_tol=(1e-5, 1e-5),
+    case="c128_c64_c128",
+    out_dtype=lambda d: "complex128",
+    real=False,
+)
+row(
+    "cast",
+    lambda z: gt.cast(z, gt.float64),
+    lambda z: np.real(z),
+    case="complex_to_real",
+    out_dtype=lambda d: "float64",
+    real=False,
 )
 
 # ----------------------------------------------------------------------------- reductions
@@ -388,15 +431,15 @@ row("reduce_sum", lambda x: gt.reduce_sum(x, axis=0), lambda x: np.sum(x, axis=0
 row("reduce_logsumexp", lambda x: gt.reduce_logsumexp(x, axis=1), lambda x: np.log(np.sum(np.exp(x), axis=1)), [((2, 3),)], sample=interval(20.0, 30.0), case="large")
 
 for _case, _kw, _ref, _s in [
-    ("euclidean", {}, lambda x: np.sqrt(np.sum(x * x)), normal),
-    ("euclidean_axis1", {"axis": 1}, lambda x: np.sqrt(np.sum(x * x, axis=1)), normal),
-    ("euclidean_keepdims", {"axis": -1, "keepdims": True}, lambda x: np.sqrt(np.sum(x * x, axis=-1, keepdims=True)), normal),
+    ("euclidean", {}, lambda x: np.sqrt(np.sum(np.abs(x) ** 2)), normal),
+    ("euclidean_axis1", {"axis": 1}, lambda x: np.sqrt(np.sum(np.abs(x) ** 2, axis=1)), normal),
+    ("euclidean_keepdims", {"axis": -1, "keepdims": True}, lambda x: np.sqrt(np.sum(np.abs(x) ** 2, axis=-1, keepdims=True)), normal),
     ("ord1", {"ord": 1}, lambda x: np.sum(np.abs(x)), away0),
     ("ord_inf_axis0", {"ord": np.inf, "axis": 0}, lambda x: np.max(np.abs(x), axis=0), distinct),
     ("ord3", {"ord": 3}, lambda x: np.sum(np.abs(x) ** 3) ** (1 / 3), away0),
 ]:
     row("norm", (lambda kw: lambda x: gt.norm(x, **kw))(_kw), _ref, MATRIX, sample=_s, case=_case)
-row("norm", lambda x: gt.norm(gt.complex(x, 2.0 * x)), lambda x: np.sqrt(5.0 * np.sum(x * x)), MATRIX, case="complex", dtypes=F32_64)
+row("norm", lambda x: gt.norm(gt.complex(x, 2.0 * x)), lambda x: np.sqrt(5.0 * np.sum(x * x)), MATRIX, case="complex", dtypes=F32_64, complex=False)
 
 for _case, _kw in [
     ("axis0", {}),
@@ -427,7 +470,7 @@ row("reshape", lambda x: gt.reshape(x, [1, 1]), lambda x: x.reshape(1, 1), [((),
 row("reshape", lambda x: gt.reshape(x, (2, -1, 1)), lambda x: x.reshape(2, -1, 1), CUBE, case="infer")
 row("transpose", gt.transpose, np.transpose, [((3,),), ((2, 3),), ((2, 3, 4),)])
 row("transpose", lambda x: gt.transpose(x, perm=[1, 0, 2]), lambda x: np.transpose(x, (1, 0, 2)), CUBE, case="perm")
-row("transpose", lambda x: gt.transpose(x, perm=[2, 0, 1], conjugate=True), lambda x: np.transpose(x, (2, 0, 1)), CUBE, case="perm_conj")
+row("transpose", lambda x: gt.transpose(x, perm=[2, 0, 1], conjugate=True), lambda x: np.conj(np.transpose(x, (2, 0, 1))), CUBE, case="perm_conj")
 row("expand_dims", lambda x: gt.expand_dims(x, 0), lambda x: np.expand_dims(x, 0), UNARY, case="0")
 row("expand_dims", lambda x: gt.expand_dims(x, -1), lambda x: np.expand_dims(x, -1), UNARY, case="-1")
 row("expand_dims", lambda x: gt.expand_dims(x, 1), lambda x: np.expand_dims(x, 1), MATRIX, case="1")
@@ -481,7 +524,8 @@ row(
     [((3, 2), (4, 3))],
     case="transpose_ab",
 )
-row("matmul", lambda a, b: gt.linalg.matmul(a, b, adjoint_a=True), lambda a, b: a.T @ b, [((3, 2), (3, 4))], case="adjoint_a_real")
+row("matmul", lambda a, b: gt.linalg.matmul(a, b, adjoint_a=True), lambda a, b: np.conj(a.T) @ b, [((3, 2), (3, 4))], case="adjoint_a")
+row("matmul", lambda a, b: gt.linalg.matmul(a, b, adjoint_b=True), lambda a, b: a @ np.conj(np.swapaxes(b, -1, -2)), [((2, 3), (4, 3)), ((2, 2, 3), (4, 3))], case="adjoint_b")
 
 
 # ----------------------------------------------------------------------------- slicing, joining
@@ -713,8 +757,16 @@ def relu6_domain(rng, shape):
 _SELU_A, _SELU_S = 1.6732632423543772, 1.0507009873554805
 _SOFTMAX_SHAPES = [((3,),), ((2, 3),), ((1, 3, 1),), ((2, 1),)]
 
-row("leaky_relu", gt.nn.leaky_relu, lambda x: np.where(x > 0, x, 0.2 * x), sample=away0)
-row("leaky_relu", lambda x: gt.nn.leaky_relu(x, alpha=0.01), lambda x: np.where(x > 0, x, 0.01 * x), UNARY_NONEMPTY, sample=away0, case="alpha0.01")
+# TF keeps alpha in a float32 attribute, also for float64 inputs.
+row("leaky_relu", gt.nn.leaky_relu, lambda x: np.where(x > 0, x, float(np.float32(0.2)) * x), sample=away0)
+row(
+    "leaky_relu",
+    lambda x: gt.nn.leaky_relu(x, alpha=0.01),
+    lambda x: np.where(x > 0, x, float(np.float32(0.01)) * x),
+    UNARY_NONEMPTY,
+    sample=away0,
+    case="alpha0.01",
+)
 row("relu6", gt.nn.relu6, lambda x: np.clip(x, 0.0, 6.0), sample=relu6_domain)
 row("selu", gt.nn.selu, lambda x: _SELU_S * np.where(x > 0, x, _SELU_A * np.expm1(x)), sample=away0)
 row("gelu", gt.nn.gelu, lambda x: 0.5 * x * (1.0 + _np_erf(x / math.sqrt(2.0))))
@@ -783,9 +835,9 @@ for _case, _labels, _shp in [("vector", 1, (3,)), ("batch", [0, 2], (2, 3)), ("b
         case=_case,
     )
 for _case, _kw, _ref, _shapes in [
-    ("all", {}, lambda x: x / np.sqrt(np.sum(x * x)), UNARY_NONEMPTY),
-    ("axis0", {"axis": 0}, lambda x: x / np.sqrt(np.sum(x * x, axis=0, keepdims=True)), [((3,),), ((2, 3),)]),
-    ("axis-1", {"axis": -1}, lambda x: x / np.sqrt(np.sum(x * x, axis=-1, keepdims=True)), [((2, 3),), ((1, 3, 1),)]),
+    ("all", {}, lambda x: x / np.sqrt(np.sum(np.abs(x) ** 2)), UNARY_NONEMPTY),
+    ("axis0", {"axis": 0}, lambda x: x / np.sqrt(np.sum(np.abs(x) ** 2, axis=0, keepdims=True)), [((3,),), ((2, 3),)]),
+    ("axis-1", {"axis": -1}, lambda x: x / np.sqrt(np.sum(np.abs(x) ** 2, axis=-1, keepdims=True)), [((2, 3),), ((1, 3, 1),)]),
     ("epsilon_dominates", {"epsilon": 10.0}, lambda x: x / np.sqrt(10.0), [((3,),)]),
 ]:
     row("l2_normalize", (lambda kw: lambda x: gt.math.l2_normalize(x, **kw))(_kw), _ref, _shapes, sample=away0, case=_case)
@@ -818,12 +870,12 @@ def well_conditioned(rng, shape):
 
 
 def _spd(a):
-    """a aᵀ + I, so that Cholesky rows see symmetric perturbations."""
-    return gt.matmul(a, a, transpose_b=True) + gt.eye(a.shape[-1], dtype=a.dtype)
+    """a aᴴ + I, so that Cholesky rows see Hermitian perturbations."""
+    return gt.matmul(a, a, adjoint_b=True) + gt.eye(a.shape[-1], dtype=a.dtype)
 
 
 def _np_spd(a):
-    return a @ np.swapaxes(a, -1, -2) + np.eye(a.shape[-1])
+    return a @ np.conj(np.swapaxes(a, -1, -2)) + np.eye(a.shape[-1])
 
 
 # TF registers MatrixSolve, MatrixInverse, MatrixDeterminant, Cholesky and
@@ -834,7 +886,7 @@ row("solve", gt.linalg.solve, np.linalg.solve, _SQ_RHS, sample=(well_conditioned
 row(
     "solve",
     lambda a, b: gt.linalg.solve(a, b, adjoint=True),
-    lambda a, b: np.linalg.solve(np.swapaxes(a, -1, -2), b),
+    lambda a, b: np.linalg.solve(np.conj(np.swapaxes(a, -1, -2)), b),
     _SQ_RHS,
     sample=(well_conditioned, normal),
     case="adjoint",
@@ -856,7 +908,7 @@ row("cholesky", lambda a: gt.linalg.cholesky(_spd(a)), lambda a: np.linalg.chole
 def _np_tri_solve(a, b, lower, adjoint):
     t = np.tril(a) if lower else np.triu(a)
     if adjoint:
-        t = np.swapaxes(t, -1, -2)
+        t = np.conj(np.swapaxes(t, -1, -2))
     return np.linalg.solve(t, b)
 
 
@@ -895,7 +947,7 @@ row(
     case="transpose_a",
 )
 row("matrix_transpose", gt.linalg.matrix_transpose, lambda a: np.swapaxes(a, -1, -2), [((2, 3),), ((2, 3, 4),)])
-row("adjoint", gt.linalg.adjoint, lambda a: np.swapaxes(a, -1, -2), [((2, 3),)])
+row("adjoint", gt.linalg.adjoint, lambda a: np.conj(np.swapaxes(a, -1, -2)), [((2, 3),), ((2, 2, 3),)])
 for _eq, _shapes in [
     ("ij,jk->ik", [((2, 3), (3, 4))]),
     ("ii->i", [((3, 3),)]),
@@ -938,11 +990,29 @@ DEDICATED = {"dropout": "test_dropout_gradient_is_mask_over_keep_prob"}
 # Public callables that are not ops (decorators, tape helpers): no row expected.
 NOT_OPS = ["custom_gradient", "gradient_override", "gradient_override_map"]
 
-# Ops being added in another branch: the lead moves them into rows after merging.
-PENDING = [
-    "reverse", "roll", "argsort", "sort", "top_k", "log_sigmoid", "reduce_euclidean_norm",
-    "cumulative_logsumexp", "divide_no_nan", "xlogy", "xdivy", "lgamma", "digamma",
-    "segment_sum", "unsorted_segment_sum", "scatter_nd", "tensor_scatter_nd_update", "moments",
-    "bias_add", "atanh", "asinh", "acosh", "is_nan", "is_inf", "is_finite", "squared_norm",
-    "batch_jacobian", "jacobian",
-]
+# Ops whose TF kernels take real dtypes only (TF 2.21 raises InvalidArgumentError or
+# ValueError for complex128): their rows get no complex variant, and
+# test_real_only_ops_reject_complex checks that gradtape raises too.
+REAL_ONLY = {
+    "erf", "relu", "relu6", "elu", "selu", "leaky_relu", "softplus", "softsign", "gelu",
+    "maximum", "minimum", "atan2", "floormod", "mod", "__mod__", "clip_by_value", "clip_by_norm",
+    "reduce_max", "reduce_min", "reduce_logsumexp", "softmax", "log_softmax", "l2_loss",
+    "sigmoid_cross_entropy_with_logits", "softmax_cross_entropy_with_logits",
+    "sparse_softmax_cross_entropy_with_logits",
+}
+
+# Ops TF runs on complex inputs that gradtape does not take yet (they raise TypeError):
+# a known gap, listed so that it stays visible. test_real_only_ops_reject_complex checks
+# they still raise; the day one gains complex support its name moves out of this list
+# and its rows get complex checks.
+NO_COMPLEX_YET = {"sign", "expm1", "log1p", "asin", "acos", "atan", "sigmoid", "silu", "swish"}
+
+
+def complex_rows():
+    """The rows checked with complex inputs."""
+    return [s for s in SPECS if s.complex and s.name not in REAL_ONLY | NO_COMPLEX_YET]
+
+
+def real_only_rows():
+    """Rows whose op must reject complex inputs."""
+    return [s for s in SPECS if s.complex and s.name in REAL_ONLY | NO_COMPLEX_YET]
