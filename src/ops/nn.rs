@@ -768,9 +768,15 @@ mod tests {
         close(&grad(&x, None, |x| selu(x).unwrap()), &[s, s * a * e]);
         close(&grad2(&x, |x| selu(x).unwrap()), &[0., s * a * e]);
 
-        let x = t64(&[-2., 3.], &[2]);
-        close(&vals(&leaky_relu(&x, 0.2).unwrap()), &[-0.4, 3.]);
-        close(&grad(&x, None, |x| leaky_relu(x, 0.2).unwrap()), &[0.2, 1.]);
+        // At exactly 0, TF's SeluGrad gives `scale` (it tests `y < 0`).
+        let x = t64(&[0.], &[1]);
+        assert_eq!(grad(&x, None, |x| selu(x).unwrap()), [s]);
+
+        // alpha is a float32 attribute in TF, also for float64 inputs.
+        let a32 = f64::from(0.2f32);
+        let x = t64(&[-2., 0., 3.], &[3]);
+        assert_eq!(vals(&leaky_relu(&x, 0.2).unwrap()), [-2. * a32, 0., 3.]);
+        assert_eq!(grad(&x, None, |x| leaky_relu(x, 0.2).unwrap()), [a32, a32, 1.]);
     }
 
     #[test]
