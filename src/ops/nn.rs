@@ -6,6 +6,7 @@ use super::{grads, record, unary_out, Grads, Op, Saves, VjpCx};
 use crate::error::{Error, Result};
 use crate::kernels::elementwise::map;
 use crate::kernels::softmax::softmax_kernel;
+use crate::ops::unary::connected_zero;
 use crate::ops::{
     add, exp, expand_dims, greater, less, logical_and, multiply, neg, reduce_sum, scalar_like,
     subtract, transpose, where_, zeros_like,
@@ -36,11 +37,8 @@ impl Op for Relu6 {
             &greater(y, &zeros_like(y)?)?,
             &less(y, &scalar_like(y, 6.0))?,
         )?;
-        Ok(grads![Some(where_(
-            &inside,
-            &dys[0],
-            &zeros_like(&dys[0])?
-        )?)])
+        let g = where_(&inside, &dys[0], &zeros_like(&dys[0])?)?;
+        Ok(grads![Some(add(&g, &connected_zero(y)?)?)])
     }
 }
 
@@ -113,11 +111,9 @@ impl Op for LeakyRelu {
     fn vjp(&self, cx: &VjpCx<'_>, dys: &[Tensor]) -> Result<Grads> {
         let (x, dy) = (cx.input(0)?, &dys[0]);
         let scaled = multiply(dy, &scalar_like(dy, self.alpha))?;
-        Ok(grads![Some(where_(
-            &greater(x, &zeros_like(x)?)?,
-            dy,
-            &scaled
-        )?)])
+        let g = where_(&greater(x, &zeros_like(x)?)?, dy, &scaled)?;
+        // TF's LeakyReluGrad gives its features input a zero gradient, not none.
+        Ok(grads![Some(add(&g, &connected_zero(x)?)?)])
     }
 }
 
@@ -776,7 +772,10 @@ mod tests {
         let a32 = f64::from(0.2f32);
         let x = t64(&[-2., 0., 3.], &[3]);
         assert_eq!(vals(&leaky_relu(&x, 0.2).unwrap()), [-2. * a32, 0., 3.]);
-        assert_eq!(grad(&x, None, |x| leaky_relu(x, 0.2).unwrap()), [a32, a32, 1.]);
+        assert_eq!(
+            grad(&x, None, |x| leaky_relu(x, 0.2).unwrap()),
+            [a32, a32, 1.]
+        );
     }
 
     #[test]

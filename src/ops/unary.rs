@@ -9,7 +9,9 @@ use super::{fused_grad, grads, unary_out, Grads, Op, Saves, VjpCx};
 use crate::error::Result;
 use crate::kernels::elementwise::{map, map_chunks};
 use crate::kernels::vmath::VMath;
-use crate::ops::{add, divide, greater, multiply, multiply_no_nan, subtract, where_, zeros_like};
+use crate::ops::{
+    add, divide, greater, less, multiply, multiply_no_nan, subtract, where_, zeros_like,
+};
 use crate::tensor::Tensor;
 
 /// A rank-0 constant of `x`'s dtype.
@@ -322,23 +324,27 @@ unary_op!(
         let y = cx.output(0)?;
         match fused_grad!(dy, y, |d, y| if y > 0.0 { d } else { 0.0 })? {
             Some(g) => g,
-            None => where_(&greater(y, &zeros_like(y)?)?, dy, &zeros_like(dy)?)?,
+            None => add(
+                &where_(&greater(y, &zeros_like(y)?)?, dy, &zeros_like(dy)?)?,
+                &connected_zero(y)?,
+            )?,
         }
     }
 );
 
 unary_op!(
-    /// Exponential linear unit. TF equivalent: `tf.nn.elu`. Gradient `dy` where
-    /// `y > 0`, else `dy (y + 1)`.
+    /// Exponential linear unit. TF equivalent: `tf.nn.elu`. Gradient `dy (y + 1)` where
+    /// `y < 0`, else `dy` (TF's EluGrad; at 0 both give `dy`, and the second derivative
+    /// there is 0, as TF's EluGradGrad).
     elu, Elu, "Elu", [F32, F64] via [F16], |v| if v > 0.0 { v } else { v.vexpm1() },
     saves Saves::OUTPUT,
     vjp |cx, dy| {
         let y = cx.output(0)?;
-        match fused_grad!(dy, y, |d, y| if y > 0.0 { d } else { d * (y + 1.0) })? {
+        match fused_grad!(dy, y, |d, y| if y < 0.0 { d * (y + 1.0) } else { d })? {
             Some(g) => g,
             None => {
                 let neg_branch = multiply(dy, &add(y, &scalar_like(y, 1.0))?)?;
-                where_(&greater(y, &zeros_like(y)?)?, dy, &neg_branch)?
+                where_(&less(y, &zeros_like(y)?)?, &neg_branch, dy)?
             }
         }
     }
@@ -382,6 +388,14 @@ impl Op for Identity {
     fn vjp(&self, _cx: &VjpCx<'_>, dys: &[Tensor]) -> Result<Grads> {
         Ok(grads![Some(dys[0].clone())])
     }
+}
+
+/// Zeros shaped like `t`, recorded as depending on `t` with a zero gradient. A mask
+/// rule (relu's `where(y > 0, dy, 0)`) adds it so that, as TF's ReluGrad does for its
+/// features input, the input gets a zero second derivative instead of none. (The product
+/// with 0 ignores an infinite `t`: its value is 0 everywhere.)
+pub(crate) fn connected_zero(t: &Tensor) -> Result<Tensor> {
+    multiply_no_nan(t, &zeros_like(t)?)
 }
 
 /// Returns `x` under a new identity that no tape records: gradients stop here.
