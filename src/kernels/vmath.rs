@@ -90,8 +90,13 @@ impl StdExpm1 for f64 {
     }
 }
 impl<T: num_traits::Float> StdExpm1 for Complex<T> {
+    /// `e^z - 1` without the cancellation of `exp(z) - 1` near 0: the real part is
+    /// `expm1(x) cos(y) - 2 sin²(y/2)`, the imaginary part `eˣ sin(y)`.
     fn expm1_(self) -> Self {
-        self.exp() - Complex::new(T::one(), T::zero())
+        let (x, y) = (self.re, self.im);
+        let half = (y / (T::one() + T::one())).sin();
+        let re = x.exp_m1() * y.cos() - (T::one() + T::one()) * half * half;
+        Complex::new(re, x.exp() * y.sin())
     }
 }
 #[inline(always)]

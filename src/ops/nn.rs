@@ -345,7 +345,9 @@ pub fn gelu(x: &Tensor, approximate: bool) -> Result<Tensor> {
 
 /// `x * sigmoid(beta * x)`. TF equivalent: `tf.nn.silu` (`tf.nn.swish`).
 pub fn silu(x: &Tensor, beta: f64) -> Result<Tensor> {
-    floating("Silu", x)?;
+    if !x.dtype().is_complex() {
+        floating("Silu", x)?; // complex is fine too, as in TF
+    }
     let bx = multiply(&scalar_like(x, beta), x)?;
     multiply(x, &crate::ops::sigmoid(&bx)?)
 }

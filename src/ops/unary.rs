@@ -3,6 +3,7 @@
 //! Each rule is written in public ops, so it is differentiable again. Kinks follow
 //! TF: `relu'(0) = 0`, `abs'(0) = 0` (through `sign`).
 
+use num_complex::Complex;
 use num_traits::Inv;
 
 use super::{fused_grad, grads, unary_out, Grads, Op, Saves, VjpCx};
@@ -99,13 +100,135 @@ pub fn abs(x: &Tensor) -> Result<Tensor> {
     }
 }
 
+/// The kernels whose real form does not carry over to complex numbers.
+trait SignFn: Copy {
+    fn sign_(self) -> Self;
+}
+macro_rules! real_sign {
+    ($($t:ty),*) => {$(
+        impl SignFn for $t {
+            #[inline(always)]
+            fn sign_(self) -> Self {
+                let (z, one): ($t, $t) = (num_traits::zero(), num_traits::one());
+                if self > z { one } else if self < z { z - one } else { z }
+            }
+        }
+    )*};
+}
+real_sign!(f32, f64, i32, i64);
+trait Log1pFn: Copy {
+    fn log1p_(self) -> Self;
+}
+impl Log1pFn for f32 {
+    #[inline(always)]
+    fn log1p_(self) -> f32 {
+        self.ln_1p()
+    }
+}
+impl Log1pFn for f64 {
+    #[inline(always)]
+    fn log1p_(self) -> f64 {
+        self.ln_1p()
+    }
+}
+impl<T: num_traits::Float> Log1pFn for Complex<T> {
+    /// `log(1 + z)` without the cancellation of `1 + z` near 0: the real part is
+    /// `log1p(2x + x² + y²) / 2`, the imaginary part `atan2(y, 1 + x)`.
+    fn log1p_(self) -> Self {
+        let (x, y) = (self.re, self.im);
+        let two = T::one() + T::one();
+        Complex::new(
+            (two * x + x * x + y * y).ln_1p() / two,
+            y.atan2(T::one() + x),
+        )
+    }
+}
+
+/// asin and atan; for complex numbers through the accurate `log1p`, so that small
+/// arguments keep their digits (num_complex's `ln(iz + sqrt(1 - z²))` loses them).
+trait AsinFn: Copy {
+    fn asin_(self) -> Self;
+    fn atan_(self) -> Self;
+}
+macro_rules! real_asin {
+    ($($t:ty),*) => {$(
+        impl AsinFn for $t {
+            #[inline(always)]
+            fn asin_(self) -> Self {
+                self.asin()
+            }
+            #[inline(always)]
+            fn atan_(self) -> Self {
+                self.atan()
+            }
+        }
+    )*};
+}
+real_asin!(f32, f64);
+impl<T: num_traits::Float> AsinFn for Complex<T> {
+    /// `-i log1p(iz - z² / (1 + sqrt(1 - z²)))` (= `-i log(iz + sqrt(1 - z²))`).
+    fn asin_(self) -> Self {
+        let (one, i) = (
+            Complex::new(T::one(), T::zero()),
+            Complex::new(T::zero(), T::one()),
+        );
+        let z2 = self * self;
+        let w = i * self - z2 / (one + (one - z2).sqrt());
+        -i * w.log1p_()
+    }
+    /// `(log1p(iz) - log1p(-iz)) / 2i`.
+    fn atan_(self) -> Self {
+        let i = Complex::new(T::zero(), T::one());
+        let two_i = i + i;
+        ((i * self).log1p_() - (-(i * self)).log1p_()) / two_i
+    }
+}
+
+trait SigmoidFn: Copy {
+    fn sigmoid_(self) -> Self;
+}
+macro_rules! real_sigmoid {
+    ($($t:ty),*) => {$(
+        impl SigmoidFn for $t {
+            #[inline(always)]
+            fn sigmoid_(self) -> Self {
+                // Stable on both tails: exponentiates only -|v|. Branch-free, so it
+                // vectorizes.
+                let e = (-self.abs()).vexp();
+                let r = 1.0 / (1.0 + e);
+                if self >= 0.0 { r } else { e * r }
+            }
+        }
+    )*};
+}
+real_sigmoid!(f32, f64);
+impl<T: num_traits::Float> SigmoidFn for Complex<T>
+where
+    Complex<T>: VMath,
+{
+    /// `1 / (1 + e^(-z))`, as TF's complex Sigmoid.
+    fn sigmoid_(self) -> Self {
+        let one = Complex::new(T::one(), T::zero());
+        one / (one + (-self).vexp())
+    }
+}
+
+/// Sign: -1, 0 or 1 for real numbers (gradient: zeros), `z / |z|` for complex ones and 0
+/// at 0, composed as TF's `tf.math.sign` does (`div_no_nan(z, |z|)`), with that
+/// composition's gradient (0 at 0). TF equivalent: `tf.math.sign`.
+pub fn sign(x: &Tensor) -> Result<Tensor> {
+    if !x.dtype().is_complex() {
+        return sign_real(x);
+    }
+    let a = abs(x)?;
+    let zero = crate::ops::equal(&a, &zeros_like(&a)?)?;
+    let safe = crate::ops::cast(&where_(&zero, &scalar_like(&a, 1.0), &a)?, x.dtype())?;
+    where_(&zero, &zeros_like(x)?, &divide(x, &safe)?)
+}
+
 unary_op!(
-    /// Sign (-1, 0, 1). TF equivalent: `tf.math.sign`. Gradient: zeros.
-    sign, Sign, "Sign", [F32, F64, I32, I64] via [F16], |v| {
-        let z = Default::default();
-        let one = num_traits::one();
-        if v > z { one } else if v < z { z - one } else { z }
-    },
+    /// Sign (-1, 0, 1) of real numbers. Gradient: zeros.
+    sign_real, Sign, "Sign", [F32, F64, I32, I64] via [F16], |v| SignFn::sign_(v),
     saves Saves::NOTHING, vjp |cx, dy| zeros_like(dy)?
 );
 
@@ -155,7 +278,7 @@ unary_op!(
 
 unary_op!(
     /// `eˣ - 1`. TF equivalent: `tf.math.expm1`. Gradient `dy * conj(eˣ)`.
-    expm1, Expm1, "Expm1", [F32, F64] via [F16], |v| v.vexpm1(),
+    expm1, Expm1, "Expm1", [F32, F64, C64, C128] via [F16], |v| v.vexpm1(),
     saves Saves::INPUTS, vjp |cx, dy| multiply(dy, &conj(&exp(cx.input(0)?)?)?)?
 );
 
@@ -167,7 +290,7 @@ unary_op!(
 
 unary_op!(
     /// `log(1 + x)`. TF equivalent: `tf.math.log1p`. Gradient `dy / (1 + conj(x))`.
-    log1p, Log1p, "Log1p", [F32, F64] via [F16], |v| v.ln_1p(),
+    log1p, Log1p, "Log1p", [F32, F64, C64, C128] via [F16], |v| Log1pFn::log1p_(v),
     saves Saves::INPUTS,
     vjp |cx, dy| divide(dy, &add(&scalar_like(dy, 1.0), &conj(cx.input(0)?)?)?)?
 );
@@ -213,32 +336,32 @@ unary_op!(
 );
 
 unary_op!(
-    /// Arcsine. TF equivalent: `tf.math.asin`. Gradient `dy / √(1-x²)`.
-    asin, Asin, "Asin", [F32, F64] via [F16], |v| v.asin(),
+    /// Arcsine. TF equivalent: `tf.math.asin`. Gradient `dy / conj(√(1-x²))`.
+    asin, Asin, "Asin", [F32, F64, C64, C128] via [F16], |v| AsinFn::asin_(v),
     saves Saves::INPUTS,
     vjp |cx, dy| {
         let x = cx.input(0)?;
-        divide(dy, &sqrt(&subtract(&scalar_like(x, 1.0), &square(x)?)?)?)?
+        divide(dy, &conj(&sqrt(&subtract(&scalar_like(x, 1.0), &square(x)?)?)?)?)?
     }
 );
 
 unary_op!(
-    /// Arccosine. TF equivalent: `tf.math.acos`. Gradient `-dy / √(1-x²)`.
-    acos, Acos, "Acos", [F32, F64] via [F16], |v| v.acos(),
+    /// Arccosine. TF equivalent: `tf.math.acos`. Gradient `-dy / conj(√(1-x²))`.
+    acos, Acos, "Acos", [F32, F64, C64, C128] via [F16], |v| v.acos(),
     saves Saves::INPUTS,
     vjp |cx, dy| {
         let x = cx.input(0)?;
-        neg(&divide(dy, &sqrt(&subtract(&scalar_like(x, 1.0), &square(x)?)?)?)?)?
+        neg(&divide(dy, &conj(&sqrt(&subtract(&scalar_like(x, 1.0), &square(x)?)?)?)?)?)?
     }
 );
 
 unary_op!(
-    /// Arctangent. TF equivalent: `tf.math.atan`. Gradient `dy / (1+x²)`.
-    atan, Atan, "Atan", [F32, F64] via [F16], |v| v.atan(),
+    /// Arctangent. TF equivalent: `tf.math.atan`. Gradient `dy / conj(1+x²)`.
+    atan, Atan, "Atan", [F32, F64, C64, C128] via [F16], |v| AsinFn::atan_(v),
     saves Saves::INPUTS,
     vjp |cx, dy| {
         let x = cx.input(0)?;
-        divide(dy, &add(&scalar_like(x, 1.0), &square(x)?)?)?
+        divide(dy, &conj(&add(&scalar_like(x, 1.0), &square(x)?)?)?)?
     }
 );
 
@@ -272,19 +395,17 @@ unary_op!(
 
 unary_op!(
     /// Logistic sigmoid. TF equivalent: `tf.math.sigmoid` / `tf.nn.sigmoid`.
-    /// Gradient `dy y (1 - y)`.
-    sigmoid, Sigmoid, "Sigmoid", [F32, F64] via [F16], |v| {
-        // Stable on both tails: exponentiates only -|v|. Branch-free, so it vectorizes.
-        let e = (-v.abs()).vexp();
-        let r = 1.0 / (1.0 + e);
-        if v >= 0.0 { r } else { e * r }
-    },
+    /// Gradient `dy conj(y (1 - y))`.
+    sigmoid, Sigmoid, "Sigmoid", [F32, F64, C64, C128] via [F16], |v| SigmoidFn::sigmoid_(v),
     saves Saves::OUTPUT,
     vjp |cx, dy| {
         let y = cx.output(0)?;
         match fused_grad!(dy, y, |d, y| d * (y * (1.0 - y)))? {
             Some(g) => g,
-            None => multiply(dy, &multiply(y, &subtract(&scalar_like(y, 1.0), y)?)?)?,
+            None => {
+                let y = conj(y)?;
+                multiply(dy, &multiply(&y, &subtract(&scalar_like(&y, 1.0), &y)?)?)?
+            }
         }
     }
 );

@@ -1001,18 +1001,12 @@ REAL_ONLY = {
     "sparse_softmax_cross_entropy_with_logits",
 }
 
-# Ops TF runs on complex inputs that gradtape does not take yet (they raise TypeError):
-# a known gap, listed so that it stays visible. test_real_only_ops_reject_complex checks
-# they still raise; the day one gains complex support its name moves out of this list
-# and its rows get complex checks.
-NO_COMPLEX_YET = {"sign", "expm1", "log1p", "asin", "acos", "atan", "sigmoid", "silu", "swish"}
-
 
 def complex_rows():
     """The rows checked with complex inputs."""
-    return [s for s in SPECS if s.complex and s.name not in REAL_ONLY | NO_COMPLEX_YET]
+    return [s for s in SPECS if s.complex and s.name not in REAL_ONLY]
 
 
 def real_only_rows():
     """Rows whose op must reject complex inputs."""
-    return [s for s in SPECS if s.complex and s.name in REAL_ONLY | NO_COMPLEX_YET]
+    return [s for s in SPECS if s.complex and s.name in REAL_ONLY]

@@ -33,7 +33,6 @@ from op_specs import (  # noqa: E402
     DEDICATED,
     NOT_DIFFERENTIABLE,
     NOT_OPS,
-    NO_COMPLEX_YET,
     REAL_ONLY,
     SPECS,
     away0,
@@ -175,9 +174,8 @@ def test_complex_forward_matches_numpy(spec, shapes, dtype):
 
 @pytest.mark.parametrize("spec", real_only_rows(), ids=lambda s: s.id)
 def test_real_only_ops_reject_complex(spec):
-    # TF's kernels for these ops take real dtypes only (REAL_ONLY), or gradtape does not
-    # take complex yet (NO_COMPLEX_YET): either way a clear error, never a wrong number.
-    assert spec.name in REAL_ONLY | NO_COMPLEX_YET
+    # TF's kernels for these ops take real dtypes only: a clear error, as in TF.
+    assert spec.name in REAL_ONLY
     shapes = spec.shapes[0]
     xs, _ = _sample(spec, shapes, "complex128")
     with pytest.raises((TypeError, gt.errors.InvalidArgumentError, ValueError)):
@@ -384,9 +382,8 @@ def test_coverage_lists_are_consistent():
     rows = {s.name for s in SPECS}
     assert rows.isdisjoint(NOT_DIFFERENTIABLE)
     assert set(DEDICATED).isdisjoint(rows | set(NOT_DIFFERENTIABLE))
-    # Every REAL_ONLY / NO_COMPLEX_YET name has rows (no stale entries), and no op is both.
-    assert (REAL_ONLY | NO_COMPLEX_YET) <= rows
-    assert REAL_ONLY.isdisjoint(NO_COMPLEX_YET)
+    # Every REAL_ONLY name has rows (no stale entries).
+    assert REAL_ONLY <= rows
     # Each dedicated test exists, and each dedicated op is a real export.
     assert set(DEDICATED) <= _exported_ops()
     for test in DEDICATED.values():

@@ -236,3 +236,36 @@ def test_relu_family_at_0_in_float32():
         g = tape.gradient(y, x)
         assert g.dtype == gt.float32
         np.testing.assert_allclose(g.numpy(), want, rtol=1e-7)
+
+
+def test_complex_sign_is_z_over_abs_with_tf_gradient():
+    # TF composes complex sign as div_no_nan(z, |z|): the gradient is that of z/|z|
+    # (TF 2.21's numbers below), and 0 at 0.
+    z = gt.constant(np.array([0.5 + 0.3j, 0j]))
+    with gt.GradientTape() as tape:
+        tape.watch(z)
+        y = gt.sign(z)
+    np.testing.assert_allclose(y.numpy(), [(0.5 + 0.3j) / abs(0.5 + 0.3j), 0j], rtol=1e-15)
+    g = tape.gradient(y, z, output_gradients=gt.constant(np.array([1 + 1j, 2 + 0j])))
+    np.testing.assert_allclose(g.numpy(), [-0.30264456 + 0.5044076j, 0j], rtol=1e-7)
+
+
+@pytest.mark.parametrize(
+    "fn,series",
+    [
+        (gt.math.expm1, lambda z: z + z**2 / 2 + z**3 / 6 + z**4 / 24),
+        (gt.math.log1p, lambda z: z - z**2 / 2 + z**3 / 3 - z**4 / 4),
+        (gt.asin, lambda z: z + z**3 / 6 + 3 * z**5 / 40),
+        (gt.atan, lambda z: z - z**3 / 3 + z**5 / 5),
+        (gt.sin, lambda z: z - z**3 / 6 + z**5 / 120),
+        (gt.tanh, lambda z: z - z**3 / 3 + 2 * z**5 / 15),
+    ],
+    ids=["expm1", "log1p", "asin", "atan", "sin", "tanh"],
+)
+def test_complex_kernels_keep_small_arguments_digits(fn, series):
+    # Near 0 a naive complex formula (exp(z) - 1, log(1 + z), -i log(iz + sqrt(1 - z²)))
+    # cancels to a few digits; the series is exact to double precision there.
+    z = np.array([1e-9 + 2e-9j, -3e-7 + 1e-8j, 2e-5j])
+    got = fn(gt.constant(z)).numpy()
+    np.testing.assert_allclose(got.real, series(z).real, rtol=1e-14)
+    np.testing.assert_allclose(got.imag, series(z).imag, rtol=1e-14)
