@@ -11,25 +11,28 @@ use crate::tensor::{Data, Tensor};
 
 macro_rules! compare {
     ($(#[$doc:meta])* $fname:ident, $tf:literal, |$p:ident, $q:ident| $body:expr) => {
+        // TF registers the ordering comparisons for every real dtype.
+        compare!($(#[$doc])* $fname, $tf, [F32, F64, I32, I64, U64, Bool], |$p, $q| $body);
+    };
+    ($(#[$doc:meta])* $fname:ident, $tf:literal, [$($dt:ident),*], |$p:ident, $q:ident| $body:expr) => {
         $(#[$doc])*
         // Booleans compare as TF orders them (false < true).
         #[allow(clippy::bool_comparison)]
         pub fn $fname(x: &Tensor, y: &Tensor) -> Result<Tensor> {
-            // TF registers comparisons for every real dtype.
             Ok(Tensor::new(map_pair_to_bool!($tf, x.data(), y.data(),
-                [F32, F64, I32, I64, U64, Bool] via [F16, I8, I16, U8, U16, U32],
+                [$($dt),*] via [F16, I8, I16, U8, U16, U32],
                 a, b => zip($tf, a, b, |$p, $q| $body)?)))
         }
     };
 }
 
 compare!(
-    /// `x == y` elementwise. TF equivalent: `tf.math.equal`.
-    equal, "Equal", |p, q| p == q
+    /// `x == y` elementwise (also complex, as TF's Equal). TF equivalent: `tf.math.equal`.
+    equal, "Equal", [F32, F64, I32, I64, U64, Bool, C64, C128], |p, q| p == q
 );
 compare!(
-    /// `x != y` elementwise. TF equivalent: `tf.math.not_equal`.
-    not_equal, "NotEqual", |p, q| p != q
+    /// `x != y` elementwise (also complex). TF equivalent: `tf.math.not_equal`.
+    not_equal, "NotEqual", [F32, F64, I32, I64, U64, Bool, C64, C128], |p, q| p != q
 );
 compare!(
     /// `x < y` elementwise. TF equivalent: `tf.math.less`.

@@ -409,9 +409,9 @@ def test_shape_and_selection_ops_on_every_dtype(name):
     for got, want in checks:
         assert got.dtype.name == name
         np.testing.assert_array_equal(got.numpy(), want)
-    eq = gt.equal(t, t).numpy() if name not in ("complex64", "complex128") else None
-    if eq is not None:
-        np.testing.assert_array_equal(eq, a == a)
+    # Equal and NotEqual take complex too (TF registers them for it).
+    np.testing.assert_array_equal(gt.equal(t, t).numpy(), a == a)
+    np.testing.assert_array_equal(gt.not_equal(t, t).numpy(), a != a)
 
 
 def test_creation_ops_take_every_numeric_dtype():
@@ -491,3 +491,12 @@ def test_index_dtypes_tf_takes():
     assert gt.gather_nd(x, gt.constant(np.array([[1, 0]], np.int16))).numpy().tolist() == [3.0]
     with pytest.raises(TypeError, match="uint8"):
         gt.gather(x, gt.constant(np.array([1], np.uint8)))
+
+
+def test_equal_compares_complex_numbers_as_tf():
+    x = gt.constant(np.array([1 + 2j, 1 - 2j, 0j], dtype=np.complex64))
+    y = gt.constant(np.array([1 + 2j, 1 + 2j, -0j], dtype=np.complex64))
+    np.testing.assert_array_equal(gt.equal(x, y).numpy(), [True, False, True])
+    np.testing.assert_array_equal(gt.not_equal(x, y).numpy(), [False, True, False])
+    with pytest.raises(TypeError):
+        gt.less(x, y)  # no order on complex numbers (TF raises too)
