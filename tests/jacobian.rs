@@ -60,3 +60,34 @@ fn batch_jacobian_of_elementwise_square() {
         vec![2.0, 0.0, 0.0, 4.0, 6.0, 0.0, 0.0, 8.0]
     );
 }
+
+#[test]
+fn jacobian_wrt_a_bias_broadcast_over_the_batch() {
+    // y = x W + b with b of shape [2] broadcast over 3 rows: dy[i, j] / db[k] = δ_jk,
+    // on both paths (the vectorized one unbroadcasts a seed with a leading batch axis).
+    let x = mat(&[0.1, -0.2, 0.3, 0.4, 0.5, -0.6], 3, 2);
+    let w = mat(&[0.2, 0.1, -0.3, 0.4], 2, 2);
+    let b = Tensor::from_vec(vec![0.5, -1.0], &[2]).unwrap();
+    let tape = GradientTape::persistent();
+    let y = {
+        let _r = tape.enter();
+        tape.watch(&b);
+        ops::add(&ops::matmul(&x, &w).unwrap(), &b).unwrap()
+    };
+    for pfor in [true, false] {
+        let j = tape
+            .jacobian(
+                &y,
+                &[Source::Tensor(&b)],
+                UnconnectedGradients::None,
+                None,
+                pfor,
+            )
+            .unwrap();
+        let j = j[0].as_ref().unwrap();
+        assert_eq!(j.shape(), &[3, 2, 2]);
+        let eye = [1.0, 0.0, 0.0, 1.0];
+        let want: Vec<f64> = (0..3).flat_map(|_| eye).collect();
+        assert_eq!(j.to_vec::<f64>().unwrap(), want, "pfor={pfor}");
+    }
+}
