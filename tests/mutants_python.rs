@@ -2,7 +2,7 @@
 //! (`scripts/mutants`, docs/mutants.md).
 //!
 //! cargo-mutants runs `cargo test` on a mutated copy of the crate; this test builds that
-//! copy's extension (`maturin develop`, the `wheel-dev` profile) into the virtual
+//! copy's extension (`maturin develop`, the dev profile: quickest to rebuild) into the virtual
 //! environment `GRADTAPE_MUTANTS_VENV` names, and runs the gradient checks against it,
 //! stopping at the first failure: the op table's finite-difference and complex checks,
 //! TF's numbers at kinks, the jacobian tests, and the mutated family's own test file.
@@ -54,7 +54,7 @@ fn python_gradient_checks() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
 
     let built = Command::new(venv.join("bin/maturin"))
-        .args(["develop", "--profile", "wheel-dev", "--quiet"])
+        .args(["develop", "--quiet"])
         .env("VIRTUAL_ENV", &venv)
         .current_dir(root)
         .status()
