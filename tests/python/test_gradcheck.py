@@ -320,6 +320,43 @@ def test_complex_second_order_matches_finite_differences(spec, shapes, dtype):
     _second_order(spec, shapes, dtype)
 
 
+# ----------------------------------------------------------------------------- jacobians
+def _fd_jacobian(fn, xs, eps):
+    """The full jacobian of ``fn`` at ``xs`` by central differences (float64), one
+    (out..., in...) block per input."""
+    y = _value(fn, xs)
+    blocks = []
+    for i, x in enumerate(xs):
+        cols = []
+        for k in range(x.size):
+            e = np.zeros(x.size)
+            e[k] = eps
+            e = e.reshape(x.shape)
+            plus = [z + e if j == i else z for j, z in enumerate(xs)]
+            minus = [z - e if j == i else z for j, z in enumerate(xs)]
+            cols.append((_value(fn, plus) - _value(fn, minus)) / (2 * eps))
+        blocks.append(np.stack(cols, axis=-1).reshape(y.shape + x.shape) if cols else np.zeros(y.shape + x.shape))
+    return blocks
+
+
+@pytest.mark.parametrize("spec,shapes,dtype", _params(lambda s: ["float64"] if s.real else []))
+def test_jacobian_matches_finite_differences(spec, shapes, dtype):
+    # The whole jacobian at once (experimental_use_pfor: the rules see stacked seeds with
+    # a leading batch axis, or run once per row when they do not take them): every rule's
+    # batch-axis arithmetic and the unbroadcast of batched gradients, against differences.
+    xs, _ = _sample(spec, shapes, dtype)
+    ts = [gt.constant(a) for a in xs]
+    with gt.GradientTape(persistent=True) as tape:
+        tape.watch(ts)
+        y = spec.fn(*ts)
+    got = tape.jacobian(y, ts, unconnected_gradients=gt.UnconnectedGradients.ZERO)
+    want = _fd_jacobian(spec.fn, xs, spec.eps)
+    rtol, atol = spec.grad_tol
+    for g, w in zip(got, want):
+        assert tuple(g.shape) == w.shape
+        np.testing.assert_allclose(g.numpy(), w, rtol=10 * rtol, atol=10 * atol)
+
+
 # ----------------------------------------------------------------------------- empty cases
 @pytest.mark.parametrize(
     "spec,shapes,dtype",
