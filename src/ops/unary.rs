@@ -100,22 +100,8 @@ pub fn abs(x: &Tensor) -> Result<Tensor> {
     }
 }
 
-/// The kernels whose real form does not carry over to complex numbers.
-trait SignFn: Copy {
-    fn sign_(self) -> Self;
-}
-macro_rules! real_sign {
-    ($($t:ty),*) => {$(
-        impl SignFn for $t {
-            #[inline(always)]
-            fn sign_(self) -> Self {
-                let (z, one): ($t, $t) = (num_traits::zero(), num_traits::one());
-                if self > z { one } else if self < z { z - one } else { z }
-            }
-        }
-    )*};
-}
-real_sign!(f32, f64, i32, i64);
+/// `log1p`, `asin`, `atan` and `sigmoid` element kernels: the real ones, and complex ones
+/// where the real formula does not carry over.
 trait Log1pFn: Copy {
     fn log1p_(self) -> Self;
 }
@@ -144,7 +130,7 @@ impl<T: num_traits::Float> Log1pFn for Complex<T> {
     }
 }
 
-/// asin and atan; for complex numbers through the accurate `log1p`, so that small
+/// For complex numbers asin and atan go through the accurate `log1p`, so that small
 /// arguments keep their digits (num_complex's `ln(iz + sqrt(1 - z²))` loses them).
 trait AsinFn: Copy {
     fn asin_(self) -> Self;
@@ -228,7 +214,11 @@ pub fn sign(x: &Tensor) -> Result<Tensor> {
 
 unary_op!(
     /// Sign (-1, 0, 1) of real numbers. Gradient: zeros.
-    sign_real, Sign, "Sign", [F32, F64, I32, I64] via [F16], |v| SignFn::sign_(v),
+    sign_real, Sign, "Sign", [F32, F64, I32, I64] via [F16], |v| {
+        let z = Default::default();
+        let one = num_traits::one();
+        if v > z { one } else if v < z { z - one } else { z }
+    },
     saves Saves::NOTHING, vjp |cx, dy| zeros_like(dy)?
 );
 
