@@ -387,3 +387,38 @@ fn vjp_per_row(node: &Node, needs: &[bool], dys: &[Tensor], batch: usize) -> Res
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ones(shape: &[usize]) -> Tensor {
+        ops::ones(shape, crate::DType::F64).unwrap()
+    }
+
+    #[test]
+    fn unbroadcast_sums_leading_and_size_one_axes() {
+        // A [2, 3] gradient for a [1, 3] input with one batch axis in front: [4, 2, 3].
+        let g = unbroadcast(ones(&[4, 2, 3]), &[1, 3], 1).unwrap();
+        assert_eq!(g.shape(), &[4, 1, 3]);
+        assert_eq!(g.to_vec::<f64>().unwrap(), vec![2.0; 12]);
+        // Already the input's shape after the batch axes: returned as it is.
+        let same = ones(&[4, 3]);
+        let g = unbroadcast(same.clone(), &[3], 1).unwrap();
+        assert_eq!(g.id(), same.id());
+    }
+
+    #[test]
+    fn unbroadcast_rejects_a_gradient_with_fewer_axes_than_the_batch_and_input() {
+        // Fewer axes than the batch: an error, not an out-of-range slice.
+        assert!(matches!(
+            unbroadcast(ones(&[2]), &[], 3),
+            Err(Error::Internal(_))
+        ));
+        // One axis, for a one-axis input behind one batch axis (two needed).
+        assert!(matches!(
+            unbroadcast(ones(&[4]), &[4], 1),
+            Err(Error::Internal(_))
+        ));
+    }
+}
