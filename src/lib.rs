@@ -85,6 +85,7 @@ pub mod broadcast;
 pub mod custom;
 pub mod dtype;
 pub mod error;
+pub mod graph;
 pub mod interrupt;
 pub mod kernels;
 pub mod ops;

@@ -23,6 +23,11 @@ pub(crate) fn fresh_id() -> TensorId {
     NEXT_ID.fetch_add(1, Ordering::Relaxed)
 }
 
+/// The id the next new tensor will get (ids only grow).
+pub(crate) fn next_id() -> TensorId {
+    NEXT_ID.load(Ordering::Relaxed)
+}
+
 /// Typed storage of a tensor: one variant per [`DType`], named alike.
 #[derive(Clone, Debug)]
 pub enum Data {
@@ -266,6 +271,47 @@ impl Tensor {
 
     /// Same storage under a new id, recorded by no tape (what variable reads,
     /// `tf.constant(t)` and custom-gradient outputs start from).
+    /// Whether the storage is contiguous in row-major order.
+    pub(crate) fn is_standard_layout(&self) -> bool {
+        dispatch!(&self.data, a => a.is_standard_layout())
+    }
+
+    /// Elements `lo..hi` of a contiguous tensor, in row-major order, as a new 1-D
+    /// tensor (a copy).
+    pub(crate) fn flat_range(&self, lo: usize, hi: usize) -> Result<Tensor> {
+        macro_rules! take {
+            ($a:expr, $dt:ident) => {{
+                let s = $a.as_slice().ok_or_else(|| {
+                    crate::error::Error::Internal("flat_range of a strided tensor".into())
+                })?;
+                let part = s.get(lo..hi).ok_or_else(|| {
+                    crate::error::Error::Internal("flat_range out of bounds".into())
+                })?;
+                Data::$dt(
+                    ArcArray::from_shape_vec(IxDyn(&[hi - lo]), part.to_vec())
+                        .map_err(|e| crate::error::Error::Internal(e.to_string()))?,
+                )
+            }};
+        }
+        let data = match &self.data {
+            Data::F16(a) => take!(a, F16),
+            Data::F32(a) => take!(a, F32),
+            Data::F64(a) => take!(a, F64),
+            Data::I8(a) => take!(a, I8),
+            Data::I16(a) => take!(a, I16),
+            Data::I32(a) => take!(a, I32),
+            Data::I64(a) => take!(a, I64),
+            Data::U8(a) => take!(a, U8),
+            Data::U16(a) => take!(a, U16),
+            Data::U32(a) => take!(a, U32),
+            Data::U64(a) => take!(a, U64),
+            Data::Bool(a) => take!(a, Bool),
+            Data::C64(a) => take!(a, C64),
+            Data::C128(a) => take!(a, C128),
+        };
+        Ok(Tensor::new(data))
+    }
+
     pub fn fresh(&self) -> Tensor {
         Tensor::new(self.data.clone())
     }

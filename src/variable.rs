@@ -131,6 +131,7 @@ impl Variable {
     /// watches this variable records the read. TF equivalent: `v.read_value()`.
     pub fn read(&self) -> Tensor {
         let t = self.lock_read().fresh();
+        crate::graph::on_variable_read(self, &t);
         stack::note_read(self);
         if stack::any_active() {
             stack::on_variable_read(self, &t);
@@ -167,19 +168,50 @@ impl Variable {
 
     /// Replaces the value (same shape and dtype). TF equivalent: `v.assign(value)`.
     pub fn assign(&self, value: &Tensor) -> Result<()> {
-        self.check_like("AssignVariableOp", value)?;
-        *self.lock_write() = value.fresh();
-        Ok(())
+        self.traced("AssignVariableOp", value, |v, x| {
+            v.check_like("AssignVariableOp", x)?;
+            *v.lock_write() = x.fresh();
+            Ok(())
+        })
     }
 
     /// `v += delta`. TF equivalent: `v.assign_add(delta)`. Not recorded by tapes.
     pub fn assign_add(&self, delta: &Tensor) -> Result<()> {
-        self.update("AssignAddVariableOp", delta, ops::add)
+        self.traced("AssignAddVariableOp", delta, |v, d| {
+            v.update("AssignAddVariableOp", d, ops::add)
+        })
     }
 
     /// `v -= delta`. TF equivalent: `v.assign_sub(delta)`. Not recorded by tapes.
     pub fn assign_sub(&self, delta: &Tensor) -> Result<()> {
-        self.update("AssignSubVariableOp", delta, ops::subtract)
+        self.traced("AssignSubVariableOp", delta, |v, d| {
+            v.update("AssignSubVariableOp", d, ops::subtract)
+        })
+    }
+
+    /// Runs a write; inside a trace ([`crate::graph`]) it is also recorded, to run on
+    /// every call of the graph (and undone when the trace ends: tracing is not a call).
+    fn traced(
+        &self,
+        op: &'static str,
+        value: &Tensor,
+        write: fn(&Variable, &Tensor) -> Result<()>,
+    ) -> Result<()> {
+        if !crate::graph::is_tracing() {
+            return write(self, value);
+        }
+        crate::graph::on_variable_assign(self);
+        let v = self.clone();
+        crate::graph::apply_stateful(op, &[value], move |x| {
+            write(&v, &x[0])?;
+            Ok(Vec::new())
+        })?;
+        Ok(())
+    }
+
+    /// Puts back a value saved before a trace assigned the variable.
+    pub(crate) fn restore_unrecorded(&self, value: Tensor) {
+        *self.lock_write() = value;
     }
 
     fn lock_write(&self) -> std::sync::RwLockWriteGuard<'_, Tensor> {

@@ -1,0 +1,395 @@
+//! Graphs: a function traced once into a list of engine calls, run many times.
+//!
+//! A [`Graph`] is built by tracing ([`trace`]): the function runs once on example
+//! inputs, and every engine call made through [`apply`] (the Python bindings route every
+//! op through it) is recorded as a [`Node`] — the op's forward as a closure over its
+//! non-tensor arguments, and which earlier values feed it. Variables are captured by
+//! reference: a read is a node that reads the variable when the graph runs, an assign a
+//! node that assigns it. Running a graph ([`Graph::run`]) calls the nodes in order with
+//! no per-op binding work; the ops record on any active tape as they would eagerly, so
+//! gradients (any order, jacobians, persistent and nested tapes) are the eager ones.
+//!
+//! Control flow is graph nodes too: [`Graph::cond`] picks one of two subgraphs by a
+//! scalar predicate, [`Graph::while_loop`] runs a body subgraph while a condition
+//! subgraph gives true. Subgraphs read values of the enclosing trace through extra
+//! inputs that tracing adds by itself.
+//!
+//! Before a graph runs, [`Graph::optimize`] removes what no output or effect needs,
+//! folds subexpressions of constants, merges repeated computations and fuses chains of
+//! elementwise ops into one tiled pass (see `fuse`).
+
+mod fuse;
+mod passes;
+mod trace;
+
+use std::fmt;
+use std::sync::Arc;
+
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::tensor::Tensor;
+use crate::variable::Variable;
+
+pub use trace::{
+    apply, apply_stateful, constant, is_tracing, lookup, paused, record_effect, trace,
+    trace_subgraph, Traced,
+};
+pub(crate) use trace::{on_variable_assign, on_variable_read};
+
+/// A node's forward: output tensors from input tensors.
+pub type Forward = Arc<dyn Fn(&[Tensor]) -> Result<Vec<Tensor>> + Send + Sync>;
+
+/// Where a node's input comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Value {
+    /// Argument `i` of the graph.
+    Input(u32),
+    /// A tensor fixed when the graph was traced (a captured eager tensor or a literal).
+    Const(u32),
+    /// Output `k` of node `i`.
+    Node(u32, u32),
+}
+
+/// What a node does when the graph runs.
+#[derive(Clone)]
+pub enum Kind {
+    /// An engine call.
+    Call(Forward),
+    /// Reads a variable (its value at that point of the run).
+    Read(Variable),
+    /// Runs `then` when input 0 (a scalar) is true, else `otherwise`, on the other inputs.
+    Cond {
+        then: Arc<Graph>,
+        otherwise: Arc<Graph>,
+    },
+    /// Loop variables are the first `n` inputs, the rest are read by both subgraphs:
+    /// while `cond(vars, extra)` is true, `vars = body(vars, extra)`.
+    While {
+        cond: Arc<Graph>,
+        body: Arc<Graph>,
+        n: usize,
+    },
+}
+
+/// One recorded call.
+#[derive(Clone)]
+pub struct Node {
+    /// TF's op type name (or a description), for errors and drawings.
+    pub name: String,
+    /// The call's non-tensor arguments as text: two nodes with the same name, key and
+    /// inputs compute the same thing. `None`: never merged.
+    pub key: Option<String>,
+    /// An elementwise op (unary, or binary with broadcasting): fusable.
+    pub elementwise: Option<Elementwise>,
+    pub kind: Kind,
+    pub inputs: Vec<Value>,
+    pub outputs: usize,
+    /// Has an effect beyond its outputs (assigns, prints, draws random numbers): always
+    /// kept, never merged or folded, run in order.
+    pub stateful: bool,
+}
+
+/// The kernel of an elementwise node, for fusion.
+#[derive(Clone, Copy)]
+pub enum Elementwise {
+    Unary(fn(&Tensor) -> Result<Tensor>),
+    Binary(fn(&Tensor, &Tensor) -> Result<Tensor>),
+}
+
+/// The dtype and (partly known) shape a graph argument accepts: `None` dims take any
+/// size, a `None` shape any rank.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Spec {
+    pub dtype: DType,
+    pub shape: Option<Vec<Option<usize>>>,
+}
+
+impl Spec {
+    /// The spec of exactly this tensor's dtype and shape.
+    pub fn of(t: &Tensor) -> Spec {
+        Spec {
+            dtype: t.dtype(),
+            shape: Some(t.shape().iter().map(|&d| Some(d)).collect()),
+        }
+    }
+
+    /// Whether `t` fits the spec.
+    pub fn accepts(&self, t: &Tensor) -> bool {
+        if t.dtype() != self.dtype {
+            return false;
+        }
+        match &self.shape {
+            None => true,
+            Some(dims) => {
+                dims.len() == t.ndim()
+                    && dims
+                        .iter()
+                        .zip(t.shape())
+                        .all(|(d, &n)| d.is_none_or(|d| d == n))
+            }
+        }
+    }
+}
+
+impl fmt::Display for Spec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let shape = match &self.shape {
+            None => "<unknown>".to_string(),
+            Some(d) => {
+                let dims: Vec<String> = d
+                    .iter()
+                    .map(|d| d.map_or("None".to_string(), |n| n.to_string()))
+                    .collect();
+                match dims.len() {
+                    1 => format!("({},)", dims[0]),
+                    _ => format!("({})", dims.join(", ")),
+                }
+            }
+        };
+        write!(f, "TensorSpec(shape={shape}, dtype={})", self.dtype.name())
+    }
+}
+
+/// A traced function: arguments, constants, nodes in the order they ran, outputs.
+#[derive(Clone, Default)]
+pub struct Graph {
+    pub(crate) inputs: Vec<Spec>,
+    pub(crate) consts: Vec<Tensor>,
+    pub(crate) nodes: Vec<Node>,
+    pub(crate) outputs: Vec<Value>,
+}
+
+impl Graph {
+    /// The argument specs.
+    pub fn inputs(&self) -> &[Spec] {
+        &self.inputs
+    }
+
+    /// The recorded nodes, in run order.
+    pub fn nodes(&self) -> &[Node] {
+        &self.nodes
+    }
+
+    /// How many outputs a run returns.
+    pub fn num_outputs(&self) -> usize {
+        self.outputs.len()
+    }
+
+    /// Runs the graph on `args` (one per input spec, checked against it).
+    pub fn run(&self, args: &[Tensor]) -> Result<Vec<Tensor>> {
+        if args.len() != self.inputs.len() {
+            return Err(Error::invalid(
+                "Graph::run",
+                format!(
+                    "the graph takes {} argument(s), got {}",
+                    self.inputs.len(),
+                    args.len()
+                ),
+            ));
+        }
+        for (i, (spec, a)) in self.inputs.iter().zip(args).enumerate() {
+            if !spec.accepts(a) {
+                return Err(Error::invalid(
+                    "Graph::run",
+                    format!(
+                        "argument {i} (dtype {}, shape {:?}) does not match {spec}",
+                        a.dtype().name(),
+                        a.shape()
+                    ),
+                ));
+            }
+        }
+        if is_tracing() {
+            // Run inside another trace: one node of that trace, running this graph.
+            let g = Arc::new(self.clone());
+            let ins: Vec<&Tensor> = args.iter().collect();
+            return trace::apply_node(
+                "PartitionedCall",
+                true,
+                &ins,
+                Arc::new(move |a: &[Tensor]| g.run_unchecked(a)),
+                || paused(|| self.run_unchecked(args)),
+            );
+        }
+        self.run_unchecked(args)
+    }
+
+    /// Runs the graph; `args` already match the specs (subgraphs of control flow).
+    fn run_unchecked(&self, args: &[Tensor]) -> Result<Vec<Tensor>> {
+        let mut slots: Vec<Vec<Tensor>> = Vec::with_capacity(self.nodes.len());
+        let get = |slots: &Vec<Vec<Tensor>>, v: Value| -> Tensor {
+            match v {
+                Value::Input(i) => args[i as usize].clone(),
+                Value::Const(i) => self.consts[i as usize].clone(),
+                Value::Node(n, k) => slots[n as usize][k as usize].clone(),
+            }
+        };
+        let mut ins: Vec<Tensor> = Vec::new();
+        for node in &self.nodes {
+            crate::interrupt::check()?;
+            ins.clear();
+            ins.extend(node.inputs.iter().map(|&v| get(&slots, v)));
+            let outs = run_node(node, &ins)?;
+            if outs.len() != node.outputs {
+                return Err(Error::Internal(format!(
+                    "graph node {} gave {} outputs where its trace gave {}",
+                    node.name,
+                    outs.len(),
+                    node.outputs
+                )));
+            }
+            slots.push(outs);
+        }
+        Ok(self.outputs.iter().map(|&v| get(&slots, v)).collect())
+    }
+
+    /// Constant folding, common subexpressions, dead code elimination and fusion of
+    /// elementwise chains (see `fuse`), in that order; the result computes the same outputs and effects.
+    pub fn optimize(&self) -> Result<Graph> {
+        let mut g = passes::fold_constants(self)?;
+        g = passes::merge_common(&g);
+        g = passes::remove_dead(&g);
+        Ok(fuse::fuse_elementwise(&g))
+    }
+
+    /// Counts of nodes by name (for tests and drawings).
+    pub fn op_counts(&self) -> Vec<(String, usize)> {
+        let mut out: Vec<(String, usize)> = Vec::new();
+        for n in &self.nodes {
+            match out.iter_mut().find(|(k, _)| *k == n.name) {
+                Some((_, c)) => *c += 1,
+                None => out.push((n.name.clone(), 1)),
+            }
+        }
+        out
+    }
+}
+
+fn run_node(node: &Node, ins: &[Tensor]) -> Result<Vec<Tensor>> {
+    match &node.kind {
+        Kind::Call(f) => f(ins),
+        Kind::Read(v) => Ok(vec![v.read()]),
+        Kind::Cond { then, otherwise } => {
+            let branch = if truth(&ins[0], "cond")? {
+                then
+            } else {
+                otherwise
+            };
+            branch.run_unchecked(&ins[1..])
+        }
+        Kind::While { cond, body, n } => {
+            let mut vars: Vec<Tensor> = ins[..*n].to_vec();
+            let extra = &ins[*n..];
+            let mut args: Vec<Tensor> = Vec::with_capacity(ins.len());
+            loop {
+                args.clear();
+                args.extend(vars.iter().cloned());
+                args.extend(extra.iter().cloned());
+                let c = cond.run_unchecked(&args)?;
+                if !truth(&c[0], "while_loop")? {
+                    return Ok(vars);
+                }
+                crate::interrupt::check()?;
+                vars = body.run_unchecked(&args)?;
+                for (i, v) in vars.iter().enumerate() {
+                    let spec = &body.inputs[i];
+                    if v.dtype() != spec.dtype {
+                        return Err(Error::invalid(
+                            "while_loop",
+                            format!(
+                                "loop variable {i} enters the loop as {} but the body returns {}",
+                                spec.dtype.name(),
+                                v.dtype().name()
+                            ),
+                        ));
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The value of a scalar boolean predicate.
+pub(crate) fn truth(t: &Tensor, op: &'static str) -> Result<bool> {
+    if t.size() != 1 {
+        return Err(Error::invalid(
+            op,
+            format!("the predicate must be a scalar, got shape {:?}", t.shape()),
+        ));
+    }
+    let b = crate::ops::cast(t, DType::Bool)?;
+    match b.data() {
+        crate::tensor::Data::Bool(a) => Ok(*a.iter().next().unwrap_or(&false)),
+        _ => Err(Error::Internal("cast to bool gave another dtype".into())),
+    }
+}
+
+impl Graph {
+    /// `then()` if `pred` else `otherwise()`, traced as one node when a trace is active
+    /// (both branches traced; they must give the same number of outputs and dtypes),
+    /// run directly otherwise.
+    pub fn cond(
+        pred: &Tensor,
+        then: impl FnOnce() -> Result<Vec<Tensor>>,
+        otherwise: impl FnOnce() -> Result<Vec<Tensor>>,
+    ) -> Result<Vec<Tensor>> {
+        if !is_tracing() {
+            return if truth(pred, "cond")? {
+                then()
+            } else {
+                otherwise()
+            };
+        }
+        trace::cond(pred, then, otherwise)
+    }
+
+    /// `while cond(vars): vars = body(vars)`, traced as one node when a trace is active.
+    pub fn while_loop(
+        vars: Vec<Tensor>,
+        mut cond: impl FnMut(&[Tensor]) -> Result<Tensor>,
+        mut body: impl FnMut(&[Tensor]) -> Result<Vec<Tensor>>,
+    ) -> Result<Vec<Tensor>> {
+        if !is_tracing() {
+            let mut vars = vars;
+            loop {
+                if !truth(&cond(&vars)?, "while_loop")? {
+                    return Ok(vars);
+                }
+                crate::interrupt::check()?;
+                let next = body(&vars)?;
+                check_loop_vars(&vars, &next)?;
+                vars = next;
+            }
+        }
+        trace::while_loop(vars, &mut cond, &mut body)
+    }
+}
+
+pub(crate) fn check_loop_vars(before: &[Tensor], after: &[Tensor]) -> Result<()> {
+    if before.len() != after.len() {
+        return Err(Error::invalid(
+            "while_loop",
+            format!(
+                "the body returns {} loop variable(s), the loop has {}",
+                after.len(),
+                before.len()
+            ),
+        ));
+    }
+    for (i, (a, b)) in before.iter().zip(after).enumerate() {
+        if a.dtype() != b.dtype() {
+            return Err(Error::invalid(
+                "while_loop",
+                format!(
+                    "loop variable {i} enters the loop as {} but the body returns {}",
+                    a.dtype().name(),
+                    b.dtype().name()
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;
