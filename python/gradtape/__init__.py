@@ -49,6 +49,10 @@ from ._custom_gradient import custom_gradient
 from ._registry import RegisterGradient, gradient_override, gradient_override_map
 from ._tape import GradientTape, UnconnectedGradients
 from ._variable import Variable
+from ._function import (
+    ConcreteFunction, Function, TensorSpec, cond, function, map_fn, print_ as print,
+    switch_case, vectorized_map, while_loop,
+)
 from . import autodiff, layers, optimizers
 from .math import mod
 from .dtypes import double, half
@@ -59,7 +63,9 @@ newaxis = None
 __version__ = _gradtape.__version__
 
 __all__ += [
-    "DType", "GradientTape", "RegisterGradient", "Tensor", "TensorShape",
+    "ConcreteFunction", "DType", "Function", "GradientTape", "RegisterGradient", "Tensor",
+    "TensorShape", "TensorSpec", "cond", "function", "map_fn", "print", "switch_case",
+    "vectorized_map", "while_loop",
     "UnconnectedGradients", "Variable", "activations", "autodiff", "bool", "complex128",
     "complex64", "custom_gradient", "double", "dtypes", "errors", "experimental",
     "float16", "float32", "float64", "gradient_override", "gradient_override_map", "half",

@@ -20,6 +20,7 @@
 
 mod fuse;
 mod passes;
+mod tapes;
 mod trace;
 
 use std::fmt;
@@ -30,6 +31,7 @@ use crate::error::{Error, Result};
 use crate::tensor::Tensor;
 use crate::variable::Variable;
 
+pub use tapes::{record_tape_use, TapeUse};
 pub use trace::{
     apply, apply_stateful, constant, is_tracing, lookup, paused, record_effect, trace,
     trace_subgraph, Traced,
@@ -207,11 +209,11 @@ impl Graph {
                 "PartitionedCall",
                 true,
                 &ins,
-                Arc::new(move |a: &[Tensor]| g.run_unchecked(a)),
-                || paused(|| self.run_unchecked(args)),
+                Arc::new(move |a: &[Tensor]| tapes::with_frame(|| g.run_unchecked(a))),
+                || paused(|| tapes::with_frame(|| self.run_unchecked(args))),
             );
         }
-        self.run_unchecked(args)
+        tapes::with_frame(|| self.run_unchecked(args))
     }
 
     /// Runs the graph; `args` already match the specs (subgraphs of control flow).

@@ -28,6 +28,8 @@ struct Tracer {
     outer: Vec<Tensor>,
     /// Whether tensors from enclosing traces become inputs (subgraphs) or constants.
     captures_outer: bool,
+    /// Tapes the trace used, by key: their slot is the position.
+    tapes: Vec<usize>,
     /// Ids at or above this were made during the trace: such a tensor the trace does not
     /// know came from a call that bypassed [`apply`], and cannot be a constant.
     first_id: TensorId,
@@ -48,6 +50,7 @@ impl Tracer {
             consts: HashMap::new(),
             outer: Vec::new(),
             captures_outer,
+            tapes: Vec::new(),
             first_id: crate::tensor::next_id(),
         }
     }
@@ -293,6 +296,45 @@ pub(super) fn apply_node(
         &outs,
     )?;
     Ok(outs)
+}
+
+/// The slot of a tape in the outermost trace (control-flow subgraphs share it).
+pub(super) fn tape_slot(key: usize) -> usize {
+    TRACERS.with(|s| {
+        let mut s = s.borrow_mut();
+        let Some(tr) = s.first_mut() else { return 0 };
+        match tr.tapes.iter().position(|&k| k == key) {
+            Some(i) => i,
+            None => {
+                tr.tapes.push(key);
+                tr.tapes.len() - 1
+            }
+        }
+    })
+}
+
+/// Records an effect node (always kept, run in order) whose trace-time values are
+/// `outputs`.
+pub(super) fn push_effect(
+    name: &str,
+    f: Forward,
+    inputs: &[&Tensor],
+    outputs: &[Tensor],
+) -> Result<()> {
+    let n = outputs.len();
+    push_node(
+        |ins| Node {
+            name: name.to_string(),
+            key: None,
+            elementwise: None,
+            kind: Kind::Call(f),
+            inputs: ins,
+            outputs: n,
+            stateful: true,
+        },
+        inputs,
+        outputs,
+    )
 }
 
 /// Records a read of `var` that gave `value` (the variable is read again on every run).

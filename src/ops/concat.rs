@@ -260,7 +260,8 @@ pub(super) mod python {
         let xs = tensor_list(values)?;
         let axis = int_arg(axis, "axis")? as isize;
         let n = xs.iter().map(|t| t.size()).sum();
-        Ok(heavy(py, n, || ops::concat(&xs, axis))?.into())
+        let f = move |xs: &[Tensor]| ops::concat(xs, axis);
+        Ok(call_sized(py, n, "ConcatV2", || axis.to_string(), &xs, f)?.into())
     }
 
     /// The tensors of ``values`` (same shape) joined along a new axis ``axis``. TF equivalent:
@@ -281,7 +282,8 @@ pub(super) mod python {
         let _ = name;
         let xs = tensor_list(values)?;
         let n = xs.iter().map(|t| t.size()).sum();
-        Ok(heavy(py, n, || ops::stack(&xs, axis))?.into())
+        let f = move |xs: &[Tensor]| ops::stack(xs, axis);
+        Ok(call_sized(py, n, "Pack", || axis.to_string(), &xs, f)?.into())
     }
 
     /// The slices of ``value`` along ``axis``, as a list of tensors. TF equivalent:
@@ -300,7 +302,9 @@ pub(super) mod python {
     ) -> PyResult<Vec<PyTensor>> {
         let _ = name;
         let x = to_tensor(value, None)?;
-        let parts = heavy(py, x.size(), || ops::unstack(&x, num, axis))?;
+        let key = || format!("{num:?},{axis}");
+        let f = move |a: &[Tensor]| ops::unstack(&a[0], num, axis);
+        let parts = call_multi(py, "Unpack", key, &[x], f)?;
         Ok(parts.into_iter().map(Into::into).collect())
     }
 
@@ -340,7 +344,11 @@ pub(super) mod python {
                 _ => ops::SplitSpec::Sizes(shape_arg(num_or_size_splits)?),
             },
         };
-        let parts = heavy(py, x.size(), || ops::split(&x, &spec, axis))?;
+        let key = || format!("{spec:?},{axis}");
+        let owned = spec.clone();
+        let parts = call_multi(py, "SplitV", key, &[x], move |a| {
+            ops::split(&a[0], &owned, axis)
+        })?;
         Ok(parts.into_iter().map(Into::into).collect())
     }
 

@@ -519,6 +519,7 @@ pub(super) mod python {
     #[pyfunction]
     #[pyo3(signature = (value, dtype=None, shape=None, name=None))]
     fn constant(
+        py: Python<'_>,
         value: &Bound<'_, PyAny>,
         dtype: Option<&Bound<'_, PyAny>>,
         shape: Option<&Bound<'_, PyAny>>,
@@ -526,25 +527,32 @@ pub(super) mod python {
     ) -> PyResult<PyTensor> {
         let _ = name;
         let dt = dtype_opt(dtype)?;
-        let t = crate::tape::stack::suspended(|| -> PyResult<_> {
+        let (t, dims) = crate::tape::stack::suspended(|| -> PyResult<_> {
             let t = match as_tensor(value) {
                 Some(t) => t,
                 None => convert_value(value, dt)?,
             };
-            let t = match dt {
-                Some(d) if d != t.dtype() => ops::cast(&t, d)?,
-                _ => t.fresh(),
+            let dims = match shape {
+                Some(s) if !s.is_none() => Some(dims_arg(s)?),
+                _ => None,
             };
-            Ok(match shape {
-                Some(s) if !s.is_none() => {
-                    let dims = dims_arg(s)?;
-                    if t.size() == 1 {
-                        ops::broadcast_to(&ops::reshape(&t, &[])?, &dims)?
-                    } else {
-                        ops::reshape(&t, &dims)?
+            Ok((t, dims))
+        })?;
+        let key = || format!("{dt:?},{dims:?}");
+        let owned = dims.clone();
+        let t = call(py, "Const", key, &t, move |t| {
+            crate::tape::stack::suspended(|| {
+                let t = match dt {
+                    Some(d) if d != t.dtype() => ops::cast(t, d)?,
+                    _ => t.fresh(),
+                };
+                Ok(match &owned {
+                    Some(dims) if t.size() == 1 => {
+                        ops::broadcast_to(&ops::reshape(&t, &[])?, dims)?
                     }
-                }
-                _ => t,
+                    Some(dims) => ops::reshape(&t, dims)?,
+                    None => t,
+                })
             })
         })?;
         Ok(t.into())
@@ -593,6 +601,7 @@ pub(super) mod python {
     #[pyfunction]
     #[pyo3(signature = (x, dtype, name=None))]
     fn cast(
+        py: Python<'_>,
         x: &Bound<'_, PyAny>,
         dtype: &Bound<'_, PyAny>,
         name: Option<&Bound<'_, PyAny>>,
@@ -600,7 +609,8 @@ pub(super) mod python {
         let _ = name;
         let d = to_dtype(dtype)?;
         let t = to_tensor(x, None)?;
-        Ok(ops::cast(&t, d)?.into())
+        let f = move |t: &Tensor| ops::cast(t, d);
+        Ok(call(py, "Cast", || format!("{d:?}"), &t, f)?.into())
     }
 
     /// A tensor of zeros (float32 by default). TF equivalent: ``tf.zeros``.
@@ -612,12 +622,21 @@ pub(super) mod python {
     #[pyfunction]
     #[pyo3(signature = (shape, dtype=None, name=None))]
     fn zeros(
+        py: Python<'_>,
         shape: &Bound<'_, PyAny>,
         dtype: Option<&Bound<'_, PyAny>>,
         name: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyTensor> {
         let _ = name;
-        Ok(ops::zeros(&dims_arg(shape)?, dtype_arg(dtype, DType::F32)?)?.into())
+        let dt = dtype_arg(dtype, DType::F32)?;
+        if let Some(st) = crate::python::args::dynamic_shape(py, shape)? {
+            let f = move |s: &Tensor| ops::zeros(&crate::python::args::udims_of(s)?, dt);
+            return Ok(call(py, "Zeros", || format!("{dt:?}"), &st, f)?.into());
+        }
+        let dims = dims_arg(shape)?;
+        let key = || format!("{dims:?},{dt:?}");
+        let owned = dims.clone();
+        Ok(call_n(py, "Zeros", key, &[], move |_| ops::zeros(&owned, dt))?.into())
     }
 
     /// A tensor of ones (float32 by default). TF equivalent: ``tf.ones``.
@@ -627,12 +646,21 @@ pub(super) mod python {
     #[pyfunction]
     #[pyo3(signature = (shape, dtype=None, name=None))]
     fn ones(
+        py: Python<'_>,
         shape: &Bound<'_, PyAny>,
         dtype: Option<&Bound<'_, PyAny>>,
         name: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyTensor> {
         let _ = name;
-        Ok(ops::ones(&dims_arg(shape)?, dtype_arg(dtype, DType::F32)?)?.into())
+        let dt = dtype_arg(dtype, DType::F32)?;
+        if let Some(st) = crate::python::args::dynamic_shape(py, shape)? {
+            let f = move |s: &Tensor| ops::ones(&crate::python::args::udims_of(s)?, dt);
+            return Ok(call(py, "Ones", || format!("{dt:?}"), &st, f)?.into());
+        }
+        let dims = dims_arg(shape)?;
+        let key = || format!("{dims:?},{dt:?}");
+        let owned = dims.clone();
+        Ok(call_n(py, "Ones", key, &[], move |_| ops::ones(&owned, dt))?.into())
     }
 
     /// Zeros with the shape (and by default the dtype) of ``input``. TF equivalent:
@@ -643,13 +671,16 @@ pub(super) mod python {
     #[pyfunction]
     #[pyo3(signature = (input, dtype=None, name=None))]
     fn zeros_like(
+        py: Python<'_>,
         input: &Bound<'_, PyAny>,
         dtype: Option<&Bound<'_, PyAny>>,
         name: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyTensor> {
         let _ = name;
         let t = to_tensor(input, None)?;
-        Ok(ops::zeros(t.shape(), dtype_arg(dtype, t.dtype())?)?.into())
+        let dt = dtype_arg(dtype, t.dtype())?;
+        let f = move |t: &Tensor| ops::zeros(t.shape(), dt);
+        Ok(call(py, "ZerosLike", || format!("{dt:?}"), &t, f)?.into())
     }
 
     /// Ones with the shape (and by default the dtype) of ``input``. TF equivalent:
@@ -660,13 +691,16 @@ pub(super) mod python {
     #[pyfunction]
     #[pyo3(signature = (input, dtype=None, name=None))]
     fn ones_like(
+        py: Python<'_>,
         input: &Bound<'_, PyAny>,
         dtype: Option<&Bound<'_, PyAny>>,
         name: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyTensor> {
         let _ = name;
         let t = to_tensor(input, None)?;
-        Ok(ops::ones(t.shape(), dtype_arg(dtype, t.dtype())?)?.into())
+        let dt = dtype_arg(dtype, t.dtype())?;
+        let f = move |t: &Tensor| ops::ones(t.shape(), dt);
+        Ok(call(py, "OnesLike", || format!("{dt:?}"), &t, f)?.into())
     }
 
     /// A tensor of shape ``dims`` filled with the scalar ``value`` (its dtype). TF equivalent:
@@ -679,13 +713,21 @@ pub(super) mod python {
     #[pyfunction]
     #[pyo3(signature = (dims, value, name=None))]
     fn fill(
+        py: Python<'_>,
         dims: &Bound<'_, PyAny>,
         value: &Bound<'_, PyAny>,
         name: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyTensor> {
         let _ = name;
         let v = to_tensor(value, None)?;
-        Ok(ops::fill(&dims_arg(dims)?, &v)?.into())
+        if let Some(st) = crate::python::args::dynamic_shape(py, dims)? {
+            let f = |s: &Tensor, v: &Tensor| ops::fill(&crate::python::args::udims_of(s)?, v);
+            return Ok(call2(py, "Fill", String::new, &st, &v, f)?.into());
+        }
+        let dims = dims_arg(dims)?;
+        let key = || format!("{dims:?}");
+        let owned = dims.clone();
+        Ok(call(py, "Fill", key, &v, move |v| ops::fill(&owned, v))?.into())
     }
 
     /// An identity matrix (or a batch of them), float32 by default. TF equivalent: ``tf.eye``.
@@ -699,6 +741,7 @@ pub(super) mod python {
     #[pyfunction]
     #[pyo3(signature = (num_rows, num_columns=None, batch_shape=None, dtype=None, name=None))]
     fn eye(
+        py: Python<'_>,
         num_rows: usize,
         num_columns: Option<usize>,
         batch_shape: Option<&Bound<'_, PyAny>>,
@@ -710,7 +753,11 @@ pub(super) mod python {
             Some(b) if !b.is_none() => dims_arg(b)?,
             _ => vec![],
         };
-        Ok(ops::eye(num_rows, num_columns, &batch, dtype_arg(dtype, DType::F32)?)?.into())
+        let dt = dtype_arg(dtype, DType::F32)?;
+        let key = || format!("{num_rows},{num_columns:?},{batch:?},{dt:?}");
+        let owned = batch.clone();
+        let f = move |_: &[Tensor]| ops::eye(num_rows, num_columns, &owned, dt);
+        Ok(call_n(py, "Eye", key, &[], f)?.into())
     }
 
     /// ``num`` evenly spaced values from ``start`` to ``stop`` inclusive; the dtype follows
@@ -721,6 +768,7 @@ pub(super) mod python {
     #[pyfunction]
     #[pyo3(signature = (start, stop, num, name=None, axis=0))]
     fn linspace(
+        py: Python<'_>,
         start: &Bound<'_, PyAny>,
         stop: &Bound<'_, PyAny>,
         num: usize,
@@ -735,7 +783,10 @@ pub(super) mod python {
             DType::F32
         };
         let e = to_tensor(stop, Some(dt))?;
-        Ok(ops::linspace(s.to_f64_scalar()?, e.to_f64_scalar()?, num, dt)?.into())
+        let f = move |s: &Tensor, e: &Tensor| {
+            ops::linspace(s.to_f64_scalar()?, e.to_f64_scalar()?, num, dt)
+        };
+        Ok(call2(py, "LinSpace", || format!("{num},{dt:?}"), &s, &e, f)?.into())
     }
 
     /// Values from ``start`` (0 if only one argument) up to ``limit`` exclusive in steps of
@@ -748,6 +799,7 @@ pub(super) mod python {
     #[pyfunction]
     #[pyo3(signature = (start, limit=None, delta=None, dtype=None, name=None))]
     fn range(
+        py: Python<'_>,
         start: &Bound<'_, PyAny>,
         limit: Option<&Bound<'_, PyAny>>,
         delta: Option<&Bound<'_, PyAny>>,
@@ -777,30 +829,32 @@ pub(super) mod python {
             DType::I32
         };
         let dt = dtype_arg(dtype, inferred)?;
-        // Integer arguments for an integer range: exact in i64 (f64 is not beyond 2^53).
-        if dt.is_integer() {
-            let int = |t: Option<&crate::Tensor>, default: i64| match t {
-                Some(t) => t.to_i64_scalar(),
-                None => Some(default),
-            };
-            if let (Some(s), Some(l), Some(d)) = (
-                int(start.as_ref(), 0),
-                int(Some(&limit), 0),
-                int(delta.as_ref(), 1),
-            ) {
-                return Ok(ops::range_int(s, l, d, dt)?.into());
+        let (has_start, has_delta) = (start.is_some(), delta.is_some());
+        let xs: Vec<Tensor> = start.into_iter().chain([limit]).chain(delta).collect();
+        let f = move |xs: &[Tensor]| {
+            let mut it = xs.iter();
+            let start = if has_start { it.next() } else { None };
+            let limit = it.next();
+            let delta = if has_delta { it.next() } else { None };
+            // Integer arguments for an integer range: exact in i64 (f64 is not beyond 2^53).
+            if dt.is_integer() {
+                let int = |t: Option<&Tensor>, default: i64| match t {
+                    Some(t) => t.to_i64_scalar(),
+                    None => Some(default),
+                };
+                if let (Some(s), Some(l), Some(d)) = (int(start, 0), int(limit, 0), int(delta, 1)) {
+                    return ops::range_int(s, l, d, dt);
+                }
             }
-        }
-        let float = |t: Option<&crate::Tensor>, default: f64| match t {
-            Some(t) => t.to_f64_scalar(),
-            None => Ok(default),
+            let float = |t: Option<&Tensor>, default: f64| match t {
+                Some(t) => t.to_f64_scalar(),
+                None => Ok(default),
+            };
+            let (s, l, d) = (float(start, 0.0)?, float(limit, 0.0)?, float(delta, 1.0)?);
+            ops::range(s, l, d, dt)
         };
-        let (s, l, d) = (
-            float(start.as_ref(), 0.0)?,
-            float(Some(&limit), 0.0)?,
-            float(delta.as_ref(), 1.0)?,
-        );
-        Ok(ops::range(s, l, d, dt)?.into())
+        let key = || format!("{has_start},{has_delta},{dt:?}");
+        Ok(call_n(py, "Range", key, &xs, f)?.into())
     }
 
     expose! {

@@ -405,8 +405,9 @@ pub(super) mod python {
                 None => crate::python::convert::convert_value(&x, first)?,
             });
         }
-        let n = ts.iter().map(|t| t.size()).max().unwrap_or(0);
-        Ok(heavy(py, n, || ops::einsum(equation, &ts))?.into())
+        let eq = equation.to_string();
+        let f = move |xs: &[Tensor]| ops::einsum(&eq, xs);
+        Ok(call_n(py, "Einsum", || equation.to_string(), &ts, f)?.into())
     }
 
     expose! {

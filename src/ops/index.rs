@@ -562,7 +562,9 @@ pub(super) mod python {
         let p = to_tensor(params, None)?;
         let i = to_tensor(indices, None)?;
         let axis = opt_axis(axis)?;
-        Ok(heavy(py, p.size(), || ops::gather(&p, &i, axis, batch_dims))?.into())
+        let f = move |p: &Tensor, i: &Tensor| ops::gather(p, i, axis, batch_dims);
+        let key = || format!("{axis:?},{batch_dims}");
+        Ok(call2(py, "GatherV2", key, &p, &i, f)?.into())
     }
 
     /// Elements or slices of ``params`` at the index tuples in the last axis of ``indices``.
@@ -587,7 +589,7 @@ pub(super) mod python {
         }
         let p = to_tensor(params, None)?;
         let i = to_tensor(indices, None)?;
-        Ok(heavy(py, p.size(), || ops::gather_nd(&p, &i))?.into())
+        Ok(call2(py, "GatherNd", String::new, &p, &i, ops::gather_nd)?.into())
     }
 
     /// One-hot encoding of ``indices`` with ``depth`` classes (float32 by default, or the dtype
@@ -601,6 +603,7 @@ pub(super) mod python {
     #[pyo3(signature = (indices, depth, on_value=None, off_value=None, axis=None, dtype=None, name=None))]
     #[allow(clippy::too_many_arguments)]
     fn one_hot(
+        py: Python<'_>,
         indices: &Bound<'_, PyAny>,
         depth: &Bound<'_, PyAny>,
         on_value: Option<&Bound<'_, PyAny>>,
@@ -624,15 +627,34 @@ pub(super) mod python {
             None => None,
         };
         let dt = dtype_arg(dtype, value_dtype.unwrap_or(DType::F32))?;
-        let scalar = |v: Option<&Bound<'_, PyAny>>, d: f64| -> PyResult<f64> {
+        // `on_value` and `off_value` are inputs of the node (tensors in TF); their checks
+        // come here, before the axis's, as they always have.
+        let scalar = |v: Option<&Bound<'_, PyAny>>| -> PyResult<Option<Tensor>> {
             match v {
-                Some(v) => Ok(to_tensor(v, Some(dt))?.to_f64_scalar()?),
-                None => Ok(d),
+                Some(v) => {
+                    let t = to_tensor(v, Some(dt))?;
+                    t.to_f64_scalar()?;
+                    Ok(Some(t))
+                }
+                None => Ok(None),
             }
         };
-        let (on, off) = (scalar(on, 1.0)?, scalar(off, 0.0)?);
+        let (on, off) = (scalar(on)?, scalar(off)?);
         let axis = opt_axis(axis)?.unwrap_or(-1);
-        Ok(ops::one_hot(&i, depth as usize, on, off, axis, dt)?.into())
+        let (has_on, has_off) = (on.is_some(), off.is_some());
+        let xs: Vec<Tensor> = [i].into_iter().chain(on).chain(off).collect();
+        let depth = depth as usize;
+        let f = move |xs: &[Tensor]| {
+            let on = if has_on { xs[1].to_f64_scalar()? } else { 1.0 };
+            let off = if has_off {
+                xs[1 + usize::from(has_on)].to_f64_scalar()?
+            } else {
+                0.0
+            };
+            ops::one_hot(&xs[0], depth, on, off, axis, dt)
+        };
+        let key = || format!("{depth},{axis},{dt:?},{has_on},{has_off}");
+        Ok(call_n(py, "OneHot", key, &xs, f)?.into())
     }
 
     /// The entries of ``tensor`` where ``mask`` is true (``mask`` covers the axes from
@@ -653,7 +675,8 @@ pub(super) mod python {
         let x = to_tensor(tensor, None)?;
         let m = to_tensor(mask, Some(DType::Bool))?;
         let axis = opt_axis(axis)?.unwrap_or(0);
-        Ok(heavy(py, x.size(), || ops::boolean_mask(&x, &m, axis))?.into())
+        let f = move |x: &Tensor, m: &Tensor| ops::boolean_mask(x, m, axis);
+        Ok(call2(py, "BooleanMask", || axis.to_string(), &x, &m, f)?.into())
     }
 
     expose! {

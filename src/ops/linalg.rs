@@ -510,14 +510,14 @@ pub(super) mod python {
 
     /// Defines `f(input, name=None)` over engine functions of one matrix.
     macro_rules! py_matrix_unary {
-        ($($(#[$doc:meta])* $py:ident => $f:path),* $(,)?) => {$(
+        ($($(#[$doc:meta])* $py:ident => $f:path as $tf:literal),* $(,)?) => {$(
             $(#[$doc])*
             #[pyfunction]
             #[pyo3(signature = (input, name=None))]
             fn $py(py: Python<'_>, input: &Bound<'_, PyAny>, name: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
                 let _ = name;
                 let x = one(input)?;
-                Ok(heavy(py, x.size(), || $f(&x))?.into())
+                Ok(call(py, $tf, String::new, &x, $f)?.into())
             }
         )*};
     }
@@ -527,26 +527,26 @@ pub(super) mod python {
         /// >>> import gradtape as gt
         /// >>> float(gt.linalg.det(gt.constant([[2.0, 0.0], [0.0, 3.0]])))
         /// 6.0
-        det => ops::det,
+        det => ops::det as "MatrixDeterminant",
         /// Cholesky factor `L` (lower) of a positive-definite matrix; raises otherwise.
         /// TF equivalent: `tf.linalg.cholesky`.
         ///
         /// >>> import gradtape as gt
         /// >>> gt.linalg.cholesky(gt.constant([[4.0, 2.0], [2.0, 2.0]])).numpy().tolist()
         /// [[2.0, 0.0], [1.0, 1.0]]
-        cholesky => ops::cholesky,
+        cholesky => ops::cholesky as "Cholesky",
         /// Sum of the main diagonal. TF equivalent: `tf.linalg.trace`.
         ///
         /// >>> import gradtape as gt
         /// >>> float(gt.linalg.trace(gt.constant([[1.0, 2.0], [3.0, 4.0]])))
         /// 5.0
-        trace => ops::trace,
+        trace => ops::trace as "Trace",
         /// Conjugate transpose of the last two axes. TF equivalent: `tf.linalg.adjoint`.
         ///
         /// >>> import gradtape as gt
         /// >>> gt.linalg.adjoint(gt.constant([[1.0, 2.0]])).numpy().tolist()
         /// [[1.0], [2.0]]
-        adjoint => ops::adjoint,
+        adjoint => ops::adjoint as "Adjoint",
     );
 
     /// TF's ``ord`` argument: ``'euclidean'``/``'fro'``, ``inf``/``'inf'``, or a positive
@@ -591,8 +591,8 @@ pub(super) mod python {
     ) -> PyResult<PyTensor> {
         let _ = name;
         let (a, b) = pair(matrix, rhs)?;
-        let n = a.size().max(b.size());
-        Ok(heavy(py, n, || ops::solve(&a, &b, adjoint))?.into())
+        let f = move |a: &Tensor, b: &Tensor| ops::solve(a, b, adjoint);
+        Ok(call2(py, "MatrixSolve", || adjoint.to_string(), &a, &b, f)?.into())
     }
 
     /// Solves a triangular system. TF equivalent: `tf.linalg.triangular_solve`.
@@ -613,8 +613,9 @@ pub(super) mod python {
     ) -> PyResult<PyTensor> {
         let _ = name;
         let (a, b) = pair(matrix, rhs)?;
-        let n = a.size().max(b.size());
-        Ok(heavy(py, n, || ops::triangular_solve(&a, &b, lower, adjoint))?.into())
+        let f = move |a: &Tensor, b: &Tensor| ops::triangular_solve(a, b, lower, adjoint);
+        let key = || format!("{lower},{adjoint}");
+        Ok(call2(py, "MatrixTriangularSolve", key, &a, &b, f)?.into())
     }
 
     /// Matrix inverse; a singular matrix raises. TF equivalent: `tf.linalg.inv`.
@@ -632,7 +633,8 @@ pub(super) mod python {
     ) -> PyResult<PyTensor> {
         let _ = name;
         let x = one(input)?;
-        Ok(heavy(py, x.size(), || ops::inv(&x, adjoint))?.into())
+        let f = move |x: &Tensor| ops::inv(x, adjoint);
+        Ok(call(py, "MatrixInverse", || adjoint.to_string(), &x, f)?.into())
     }
 
     /// Sign and log of the absolute determinant.
@@ -651,8 +653,12 @@ pub(super) mod python {
     ) -> PyResult<(PyTensor, PyTensor)> {
         let _ = name;
         let x = one(input)?;
-        let (s, l) = heavy(py, x.size(), || ops::slogdet(&x))?;
-        Ok((s.into(), l.into()))
+        let mut out = call_multi(py, "LogMatrixDeterminant", String::new, &[x], |a| {
+            let (s, l) = ops::slogdet(&a[0])?;
+            Ok(vec![s, l])
+        })?;
+        let l = out.remove(1);
+        Ok((out.remove(0).into(), l.into()))
     }
 
     /// A matrix with `diagonal` on its main diagonal.
@@ -664,6 +670,7 @@ pub(super) mod python {
     #[pyfunction]
     #[pyo3(signature = (diagonal, name=None, k=0, num_rows=-1, num_cols=-1, padding_value=0))]
     fn diag(
+        py: Python<'_>,
         diagonal: &Bound<'_, PyAny>,
         name: Option<&Bound<'_, PyAny>>,
         k: i64,
@@ -679,7 +686,9 @@ pub(super) mod python {
         }
         let dim = |v: i64| (v >= 0).then_some(v as usize);
         let x = one(diagonal)?;
-        Ok(ops::diag(&x, dim(num_rows), dim(num_cols))?.into())
+        let (rows, cols) = (dim(num_rows), dim(num_cols));
+        let f = move |x: &Tensor| ops::diag(x, rows, cols);
+        Ok(call(py, "MatrixDiagV3", || format!("{rows:?},{cols:?}"), &x, f)?.into())
     }
 
     /// The main diagonal. TF equivalent: `tf.linalg.diag_part` (main diagonal, `k=0`).
@@ -690,6 +699,7 @@ pub(super) mod python {
     #[pyfunction]
     #[pyo3(signature = (input, name=None, k=0, padding_value=0))]
     fn diag_part(
+        py: Python<'_>,
         input: &Bound<'_, PyAny>,
         name: Option<&Bound<'_, PyAny>>,
         k: i64,
@@ -701,7 +711,8 @@ pub(super) mod python {
                 "tf.linalg.diag_part: only k=0 and padding_value=0 are supported",
             ));
         }
-        Ok(ops::diag_part(&one(input)?)?.into())
+        let x = one(input)?;
+        Ok(call(py, "MatrixDiagPartV3", String::new, &x, ops::diag_part)?.into())
     }
 
     /// Transposes the last two axes. TF equivalent: `tf.linalg.matrix_transpose`.
@@ -712,12 +723,15 @@ pub(super) mod python {
     #[pyfunction]
     #[pyo3(signature = (a, name=None, conjugate=false))]
     fn matrix_transpose(
+        py: Python<'_>,
         a: &Bound<'_, PyAny>,
         name: Option<&Bound<'_, PyAny>>,
         conjugate: bool,
     ) -> PyResult<PyTensor> {
         let _ = name;
-        Ok(ops::matrix_transpose(&one(a)?, conjugate)?.into())
+        let x = one(a)?;
+        let f = move |x: &Tensor| ops::matrix_transpose(x, conjugate);
+        Ok(call(py, "MatrixTranspose", || conjugate.to_string(), &x, f)?.into())
     }
 
     /// Vector norm over ``axis`` (all elements by default, or one axis), or matrix norm
@@ -746,10 +760,10 @@ pub(super) mod python {
         let ord = ord_arg(ord)?;
         let axes = axes_arg(axis)?;
         let x = to_tensor(tensor, None)?;
-        Ok(heavy(py, x.size(), || {
-            ops::norm(&x, ord, axes.as_deref(), keepdims)
-        })?
-        .into())
+        let key = || format!("{ord:?},{axes:?},{keepdims}");
+        let owned = axes.clone();
+        let f = move |x: &Tensor| ops::norm(x, ord, owned.as_deref(), keepdims);
+        Ok(call(py, "Norm", key, &x, f)?.into())
     }
 
     expose! {

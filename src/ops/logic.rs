@@ -162,8 +162,8 @@ pub(super) mod python {
             ));
         };
         let (a, b) = pair(x, y)?;
-        let n = a.size().max(b.size());
-        Ok(crate::python::heavy(py, n, || ops::where_(&c, &a, &b))?.into())
+        let f = |xs: &[Tensor]| ops::where_(&xs[0], &xs[1], &xs[2]);
+        Ok(call_n(py, "SelectV2", String::new, &[c, a, b], f)?.into())
     }
 
     expose! {

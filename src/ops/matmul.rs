@@ -193,13 +193,13 @@ pub(super) mod python {
     ) -> PyResult<PyTensor> {
         let _ = name;
         let (x, y) = pair(a, b)?;
-        let n = x.size().max(y.size());
-        Ok(heavy(py, n, || {
-            let x = if adjoint_a { ops::conj(&x)? } else { x.clone() };
-            let y = if adjoint_b { ops::conj(&y)? } else { y.clone() };
+        let f = move |x: &Tensor, y: &Tensor| {
+            let x = if adjoint_a { ops::conj(x)? } else { x.clone() };
+            let y = if adjoint_b { ops::conj(y)? } else { y.clone() };
             ops::matmul_t(&x, &y, transpose_a || adjoint_a, transpose_b || adjoint_b)
-        })?
-        .into())
+        };
+        let key = || format!("{transpose_a},{transpose_b},{adjoint_a},{adjoint_b}");
+        Ok(call2(py, "BatchMatMulV2", key, &x, &y, f)?.into())
     }
 
     /// Matrix-vector product. TF equivalent: `tf.linalg.matvec`.
@@ -222,8 +222,9 @@ pub(super) mod python {
     ) -> PyResult<PyTensor> {
         let _ = (name, a_is_sparse, b_is_sparse);
         let (x, y) = pair(a, b)?;
-        let n = x.size().max(y.size());
-        Ok(heavy(py, n, || ops::matvec(&x, &y, transpose_a, adjoint_a))?.into())
+        let f = move |x: &Tensor, y: &Tensor| ops::matvec(x, y, transpose_a, adjoint_a);
+        let key = || format!("{transpose_a},{adjoint_a}");
+        Ok(call2(py, "MatVec", key, &x, &y, f)?.into())
     }
 
     fn axes_list(ob: &Bound<'_, PyAny>) -> PyResult<Vec<isize>> {
@@ -283,8 +284,10 @@ pub(super) mod python {
             }
             ops::TensordotAxes::Pairs(axes_list(&items[0])?, axes_list(&items[1])?)
         };
-        let n = x.size().max(y.size());
-        Ok(heavy(py, n, || ops::tensordot(&x, &y, &spec))?.into())
+        let key = || format!("{spec:?}");
+        let owned = spec.clone();
+        let f = move |x: &Tensor, y: &Tensor| ops::tensordot(x, y, &owned);
+        Ok(call2(py, "Tensordot", key, &x, &y, f)?.into())
     }
 
     expose! {

@@ -477,7 +477,8 @@ pub(super) mod python {
             fn $py(py: Python<'_>, features: &Bound<'_, PyAny>, name: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
                 let _ = name;
                 let x = to_tensor(features, None)?;
-                Ok(heavy(py, x.size(), || $f(&x))?.into())
+                // Elementwise: recorded as the `unary` rows are (fusable).
+                Ok(crate::python::graph::unary(py, &x, $f)?.into())
             }
         )*};
     }
@@ -508,18 +509,20 @@ pub(super) mod python {
     ) -> PyResult<PyTensor> {
         let _ = name;
         let x = to_tensor(features, None)?;
-        Ok(heavy(py, x.size(), || ops::leaky_relu(&x, alpha))?.into())
+        let f = move |x: &Tensor| ops::leaky_relu(x, alpha);
+        Ok(call(py, "LeakyRelu", || format!("{alpha:?}"), &x, f)?.into())
     }
 
     macro_rules! py_softmax {
-        ($($(#[$doc:meta])* $py:ident => $f:path),* $(,)?) => {$(
+        ($($(#[$doc:meta])* $py:ident => $f:path as $tf:literal),* $(,)?) => {$(
             $(#[$doc])*
             #[pyfunction]
             #[pyo3(signature = (logits, axis=None, name=None))]
             fn $py(py: Python<'_>, logits: &Bound<'_, PyAny>, axis: Option<isize>, name: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
                 let _ = name;
                 let x = to_tensor(logits, None)?;
-                Ok(heavy(py, x.size(), || $f(&x, axis.unwrap_or(-1)))?.into())
+                let axis = axis.unwrap_or(-1);
+                Ok(call(py, $tf, || axis.to_string(), &x, move |x| $f(x, axis))?.into())
             }
         )*};
     }
@@ -529,13 +532,13 @@ pub(super) mod python {
         ///
         /// >>> print(gt.nn.softmax(gt.constant([0.0, 1.0, 2.0])))
         /// gt.Tensor([0.09003057 0.24472848 0.66524094], shape=(3,), dtype=float32)
-        softmax => ops::softmax,
+        softmax => ops::softmax as "Softmax",
         /// ``log(softmax(x))`` along ``axis`` (the last by default), computed stably.
         /// TF equivalent: ``tf.nn.log_softmax``.
         ///
         /// >>> print(gt.nn.log_softmax(gt.constant([0.0, 1.0, 2.0])))
         /// gt.Tensor([-2.407606   -1.4076059  -0.40760595], shape=(3,), dtype=float32)
-        log_softmax => ops::log_softmax,
+        log_softmax => ops::log_softmax as "LogSoftmax",
     }
 
     /// Cross-entropy between the distributions ``labels`` and ``softmax(logits)`` along
@@ -556,10 +559,10 @@ pub(super) mod python {
         let _ = name;
         let lg = to_tensor(logits, None)?;
         let lb = to_tensor(labels, Some(lg.dtype()))?;
-        Ok(heavy(py, lg.size(), || {
-            ops::softmax_cross_entropy_with_logits(&lb, &lg, axis)
-        })?
-        .into())
+        let f =
+            move |lb: &Tensor, lg: &Tensor| ops::softmax_cross_entropy_with_logits(lb, lg, axis);
+        let op = "SoftmaxCrossEntropyWithLogits";
+        Ok(call2(py, op, || axis.to_string(), &lb, &lg, f)?.into())
     }
 
     /// Cross-entropy of ``softmax(logits)`` against integer class ``labels``, one value per
@@ -578,10 +581,9 @@ pub(super) mod python {
         let _ = name;
         let lg = to_tensor(logits, None)?;
         let lb = to_tensor(labels, None)?;
-        Ok(heavy(py, lg.size(), || {
-            ops::sparse_softmax_cross_entropy_with_logits(&lb, &lg)
-        })?
-        .into())
+        let op = "SparseSoftmaxCrossEntropyWithLogits";
+        let f = ops::sparse_softmax_cross_entropy_with_logits;
+        Ok(call2(py, op, String::new, &lb, &lg, f)?.into())
     }
 
     /// ``x / sqrt(max(sum(x**2), epsilon))`` over ``axis`` (all axes by default; ``dim``
@@ -606,10 +608,10 @@ pub(super) mod python {
             None => axes_arg(axis)?,
         };
         let x = to_tensor(x, None)?;
-        Ok(heavy(py, x.size(), || {
-            ops::l2_normalize(&x, axes.as_deref(), epsilon)
-        })?
-        .into())
+        let key = || format!("{axes:?},{epsilon:?}");
+        let owned = axes.clone();
+        let f = move |x: &Tensor| ops::l2_normalize(x, owned.as_deref(), epsilon);
+        Ok(call(py, "L2Normalize", key, &x, f)?.into())
     }
 
     /// Gaussian error linear unit: exactly ``0.5 x (1 + erf(x / sqrt 2))``, or with
@@ -628,7 +630,8 @@ pub(super) mod python {
     ) -> PyResult<PyTensor> {
         let _ = name;
         let x = to_tensor(features, None)?;
-        Ok(heavy(py, x.size(), || ops::gelu(&x, approximate))?.into())
+        let f = move |x: &Tensor| ops::gelu(x, approximate);
+        Ok(call(py, "Gelu", || approximate.to_string(), &x, f)?.into())
     }
 
     /// ``x * sigmoid(beta * x)``. TF equivalent: ``tf.nn.silu`` / ``tf.nn.swish``.
@@ -645,7 +648,8 @@ pub(super) mod python {
     ) -> PyResult<PyTensor> {
         let _ = name;
         let x = to_tensor(features, None)?;
-        Ok(heavy(py, x.size(), || ops::silu(&x, beta))?.into())
+        let f = move |x: &Tensor| ops::silu(x, beta);
+        Ok(call(py, "Silu", || format!("{beta:?}"), &x, f)?.into())
     }
 
     /// ``sum(t ** 2) / 2``. TF equivalent: ``tf.nn.l2_loss``.
@@ -661,7 +665,7 @@ pub(super) mod python {
     ) -> PyResult<PyTensor> {
         let _ = name;
         let x = to_tensor(t, None)?;
-        Ok(heavy(py, x.size(), || ops::l2_loss(&x))?.into())
+        Ok(call(py, "L2Loss", String::new, &x, ops::l2_loss)?.into())
     }
 
     /// Elementwise logistic loss, computed stably as TF does:
@@ -689,10 +693,9 @@ pub(super) mod python {
         };
         let lg = to_tensor(logits, None)?;
         let lb = to_tensor(labels, Some(lg.dtype()))?;
-        Ok(heavy(py, lg.size(), || {
-            ops::sigmoid_cross_entropy_with_logits(&lb, &lg)
-        })?
-        .into())
+        let op = "SigmoidCrossEntropyWithLogits";
+        let f = ops::sigmoid_cross_entropy_with_logits;
+        Ok(call2(py, op, String::new, &lb, &lg, f)?.into())
     }
 
     /// Zeros elements with probability ``rate`` and scales the rest by ``1 / (1 - rate)``;
@@ -720,10 +723,9 @@ pub(super) mod python {
             None => None,
         };
         let seed = seed_arg(seed)?;
-        Ok(heavy(py, x.size(), || {
-            ops::dropout(&x, rate, noise.as_deref(), seed)
-        })?
-        .into())
+        // Fresh randomness on every call: never merged.
+        let f = move |a: &[Tensor]| ops::dropout(&a[0], rate, noise.as_deref(), seed);
+        Ok(draw(py, x.size(), "Dropout", &[x], f)?.into())
     }
 
     expose! {

@@ -475,9 +475,11 @@ pub(super) mod python {
     type Sampler = fn(&[usize], f64, f64, DType, Option<i64>) -> crate::error::Result<Tensor>;
 
     /// `normal` and `truncated_normal`: the arguments converted, `f` run (GIL released
-    /// when large).
+    /// when large; in a `gt.function`, drawn afresh on every call).
+    #[allow(clippy::too_many_arguments)]
     fn sample(
         py: Python<'_>,
+        op: &str,
         shape: &Bound<'_, PyAny>,
         mean: f64,
         stddev: f64,
@@ -487,7 +489,8 @@ pub(super) mod python {
     ) -> PyResult<PyTensor> {
         let dims = dims_arg(shape)?;
         let (dt, seed) = (dtype_arg(dtype, DType::F32)?, seed_arg(seed)?);
-        Ok(heavy(py, count(&dims), || f(&dims, mean, stddev, dt, seed))?.into())
+        let n = count(&dims);
+        Ok(draw(py, n, op, &[], move |_| f(&dims, mean, stddev, dt, seed))?.into())
     }
 
     /// Samples of a normal distribution (float dtypes). TF equivalent: ``tf.random.normal``.
@@ -510,7 +513,8 @@ pub(super) mod python {
         name: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyTensor> {
         let _ = name;
-        sample(py, shape, mean, stddev, dtype, seed, super::normal)
+        let op = "RandomStandardNormal";
+        sample(py, op, shape, mean, stddev, dtype, seed, super::normal)
     }
 
     /// Normal samples redrawn until within two standard deviations of the mean (float
@@ -536,6 +540,7 @@ pub(super) mod python {
         let _ = name;
         sample(
             py,
+            "TruncatedNormal",
             shape,
             mean,
             stddev,
@@ -596,14 +601,15 @@ pub(super) mod python {
             };
             let lo = minval.map_or(Ok(0), int_bound)?;
             let hi = int_bound(maxval)?;
-            return Ok(heavy(py, count(&dims), || {
-                super::uniform_int(&dims, lo, hi, dt, seed)
-            })?
-            .into());
+            let n = count(&dims);
+            let f = move |_: &[Tensor]| super::uniform_int(&dims, lo, hi, dt, seed);
+            return Ok(draw(py, n, "RandomUniformInt", &[], f)?.into());
         }
         let lo: f64 = minval.map_or(Ok(0.0), |m| m.extract())?;
         let hi: f64 = maxval.map_or(Ok(1.0), |m| m.extract())?;
-        Ok(heavy(py, count(&dims), || super::uniform(&dims, lo, hi, dt, seed))?.into())
+        let n = count(&dims);
+        let f = move |_: &[Tensor]| super::uniform(&dims, lo, hi, dt, seed);
+        Ok(draw(py, n, "RandomUniform", &[], f)?.into())
     }
 
     expose! {

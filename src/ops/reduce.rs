@@ -562,7 +562,7 @@ pub(super) mod python {
     use crate::python::binding::*;
 
     macro_rules! py_reduce {
-        ($($(#[$doc:meta])* $py:ident => $f:path),* $(,)?) => {$(
+        ($($(#[$doc:meta])* $py:ident => $f:path as $tf:literal),* $(,)?) => {$(
             $(#[$doc])*
             #[pyfunction]
             #[pyo3(signature = (input_tensor, axis=None, keepdims=false, name=None))]
@@ -570,7 +570,9 @@ pub(super) mod python {
                 let _ = name;
                 let x = to_tensor(input_tensor, None)?;
                 let axes = axes_arg(axis)?;
-                Ok(heavy(py, x.size(), || $f(&x, axes.as_deref(), keepdims))?.into())
+                let key = || format!("{axes:?},{keepdims}");
+                let owned = axes.clone();
+                Ok(call(py, $tf, key, &x, move |x| $f(x, owned.as_deref(), keepdims))?.into())
             }
         )*};
     }
@@ -583,39 +585,40 @@ pub(super) mod python {
         /// gt.Tensor(10.0, shape=(), dtype=float32)
         /// >>> print(gt.reduce_sum(x, axis=0, keepdims=True))
         /// gt.Tensor([[4. 6.]], shape=(1, 2), dtype=float32)
-        reduce_sum => ops::reduce_sum,
+        reduce_sum => ops::reduce_sum as "Sum",
         /// Mean over ``axis`` (all axes by default); integer tensors give integer means, as in TF.
         /// TF equivalent: ``tf.math.reduce_mean``.
         ///
         /// >>> print(gt.reduce_mean(gt.constant([[1.0, 2.0], [3.0, 4.0]]), axis=1))
         /// gt.Tensor([1.5 3.5], shape=(2,), dtype=float32)
-        reduce_mean => ops::reduce_mean,
+        reduce_mean => ops::reduce_mean as "Mean",
         /// Maximum over ``axis`` (all axes by default). TF equivalent: ``tf.math.reduce_max``.
         ///
         /// >>> print(gt.reduce_max(gt.constant([[1.0, 5.0], [3.0, 4.0]]), axis=0))
         /// gt.Tensor([3. 5.], shape=(2,), dtype=float32)
-        reduce_max => ops::reduce_max,
+        reduce_max => ops::reduce_max as "Max",
         /// Minimum over ``axis`` (all axes by default). TF equivalent: ``tf.math.reduce_min``.
         ///
         /// >>> print(gt.reduce_min(gt.constant([[1.0, 5.0], [3.0, 4.0]]), axis=0))
         /// gt.Tensor([1. 4.], shape=(2,), dtype=float32)
-        reduce_min => ops::reduce_min,
+        reduce_min => ops::reduce_min as "Min",
         /// Product over ``axis`` (all axes by default). TF equivalent: ``tf.math.reduce_prod``.
         ///
         /// >>> print(gt.reduce_prod(gt.constant([1.0, 2.0, 3.0])))
         /// gt.Tensor(6.0, shape=(), dtype=float32)
-        reduce_prod => ops::reduce_prod,
+        reduce_prod => ops::reduce_prod as "Prod",
     }
 
     macro_rules! py_scan {
-        ($($(#[$doc:meta])* $py:ident => $f:path),* $(,)?) => {$(
+        ($($(#[$doc:meta])* $py:ident => $f:path as $tf:literal),* $(,)?) => {$(
             $(#[$doc])*
             #[pyfunction]
             #[pyo3(signature = (x, axis=0, exclusive=false, reverse=false, name=None))]
             fn $py(py: Python<'_>, x: &Bound<'_, PyAny>, axis: isize, exclusive: bool, reverse: bool, name: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
                 let _ = name;
                 let x = to_tensor(x, None)?;
-                Ok(heavy(py, x.size(), || $f(&x, axis, exclusive, reverse))?.into())
+                let key = || format!("{axis},{exclusive},{reverse}");
+                Ok(call(py, $tf, key, &x, move |x| $f(x, axis, exclusive, reverse))?.into())
             }
         )*};
     }
@@ -627,28 +630,28 @@ pub(super) mod python {
         /// gt.Tensor([1. 3. 6.], shape=(3,), dtype=float32)
         /// >>> print(gt.cumsum(gt.constant([1.0, 2.0, 3.0]), exclusive=True))
         /// gt.Tensor([0. 1. 3.], shape=(3,), dtype=float32)
-        cumsum => ops::cumsum,
+        cumsum => ops::cumsum as "Cumsum",
         /// Cumulative product along ``axis`` (``exclusive`` starts from 1, ``reverse`` runs from
         /// the end). TF equivalent: ``tf.math.cumprod``.
         ///
         /// >>> print(gt.cumprod(gt.constant([1.0, 2.0, 3.0])))
         /// gt.Tensor([1. 2. 6.], shape=(3,), dtype=float32)
-        cumprod => ops::cumprod,
+        cumprod => ops::cumprod as "Cumprod",
     }
 
     macro_rules! py_arg {
-        ($($(#[$doc:meta])* $py:ident => $f:path),* $(,)?) => {$(
+        ($($(#[$doc:meta])* $py:ident => $f:path as $tf:literal),* $(,)?) => {$(
             $(#[$doc])*
             #[pyfunction]
             #[pyo3(signature = (input, axis=None, output_type=None, name=None))]
-            fn $py(input: &Bound<'_, PyAny>, axis: Option<isize>, output_type: Option<&Bound<'_, PyAny>>, name: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
+            fn $py(py: Python<'_>, input: &Bound<'_, PyAny>, axis: Option<isize>, output_type: Option<&Bound<'_, PyAny>>, name: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
                 let _ = name;
                 let x = to_tensor(input, None)?;
                 let dt = match output_type {
                     Some(d) if !d.is_none() => crate::python::convert::to_dtype(d)?,
                     _ => crate::DType::I64,
                 };
-                Ok($f(&x, axis, dt)?.into())
+                Ok(call(py, $tf, || format!("{axis:?},{dt:?}"), &x, move |x| $f(x, axis, dt))?.into())
             }
         )*};
     }
@@ -658,13 +661,13 @@ pub(super) mod python {
         ///
         /// >>> print(gt.argmax(gt.constant([[1.0, 5.0], [3.0, 4.0]]), axis=1))
         /// gt.Tensor([1 1], shape=(2,), dtype=int64)
-        argmax => ops::argmax,
+        argmax => ops::argmax as "ArgMax",
         /// Index of the smallest value along ``axis`` (0 by default), int64 unless ``output_type``
         /// says otherwise. TF equivalent: ``tf.math.argmin``.
         ///
         /// >>> print(gt.argmin(gt.constant([[1.0, 5.0], [3.0, 4.0]]), axis=1))
         /// gt.Tensor([0 0], shape=(2,), dtype=int64)
-        argmin => ops::argmin,
+        argmin => ops::argmin as "ArgMin",
     }
 
     py_reduce! {
@@ -673,31 +676,31 @@ pub(super) mod python {
         ///
         /// >>> float(gt.math.reduce_variance(gt.constant([1.0, 2.0, 3.0, 4.0])))
         /// 1.25
-        reduce_variance => ops::reduce_variance,
+        reduce_variance => ops::reduce_variance as "ReduceVariance",
         /// Standard deviation over ``axis`` (all axes by default). TF equivalent:
         /// ``tf.math.reduce_std``.
         ///
         /// >>> print(f"{float(gt.math.reduce_std(gt.constant([1.0, 3.0]))):.6f}")
         /// 1.000000
-        reduce_std => ops::reduce_std,
+        reduce_std => ops::reduce_std as "ReduceStd",
         /// ``log(sum(exp(x)))`` over ``axis``, computed stably. TF equivalent:
         /// ``tf.math.reduce_logsumexp``.
         ///
         /// >>> print(f"{float(gt.math.reduce_logsumexp(gt.constant([0.0, 0.0]))):.6f}")
         /// 0.693147
-        reduce_logsumexp => ops::reduce_logsumexp,
+        reduce_logsumexp => ops::reduce_logsumexp as "ReduceLogSumExp",
         /// Logical or of a bool tensor over ``axis`` (``False`` over no elements).
         /// TF equivalent: ``tf.math.reduce_any``.
         ///
         /// >>> bool(gt.math.reduce_any(gt.constant([False, True])))
         /// True
-        reduce_any => ops::reduce_any,
+        reduce_any => ops::reduce_any as "Any",
         /// Logical and of a bool tensor over ``axis`` (``True`` over no elements).
         /// TF equivalent: ``tf.math.reduce_all``.
         ///
         /// >>> bool(gt.math.reduce_all(gt.constant([False, True])))
         /// False
-        reduce_all => ops::reduce_all,
+        reduce_all => ops::reduce_all as "All",
     }
 
     expose! {

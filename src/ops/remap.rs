@@ -412,7 +412,10 @@ pub(super) mod python {
         let x = to_tensor(input, None)?;
         let m = dims_arg(multiples)?;
         let n = m.iter().fold(x.size(), |n, &d| n.saturating_mul(d));
-        Ok(heavy(py, n, || ops::tile(&x, &m))?.into())
+        let key = || format!("{m:?}");
+        let owned = m.clone();
+        let f = move |xs: &[Tensor]| ops::tile(&xs[0], &owned);
+        Ok(call_sized(py, n, "Tile", key, &[x], f)?.into())
     }
 
     /// ``tensor`` padded by ``paddings[i] = [before, after]`` along each axis; modes CONSTANT,
@@ -457,7 +460,11 @@ pub(super) mod python {
             Some(c) if !c.is_none() => Some(to_tensor(c, Some(x.dtype()))?),
             _ => None,
         };
-        Ok(heavy(py, x.size(), || ops::pad(&x, &pairs, mode, cv.as_ref()))?.into())
+        let key = || format!("{pairs:?},{mode:?},{}", cv.is_some());
+        let owned = pairs.clone();
+        let xs: Vec<Tensor> = [x].into_iter().chain(cv.clone()).collect();
+        let f = move |xs: &[Tensor]| ops::pad(&xs[0], &owned, mode, xs.get(1));
+        Ok(call_n(py, "PadV2", key, &xs, f)?.into())
     }
 
     /// The block of ``input_`` starting at ``begin`` of extent ``size`` (-1: to the end).
@@ -480,7 +487,9 @@ pub(super) mod python {
         let x = to_tensor(input_, None)?;
         let b = shape_arg(begin)?;
         let s = shape_arg(size)?;
-        Ok(heavy(py, x.size(), || ops::slice(&x, &b, &s))?.into())
+        let key = || format!("{b:?},{s:?}");
+        let (b2, s2) = (b.clone(), s.clone());
+        Ok(call(py, "Slice", key, &x, move |x| ops::slice(x, &b2, &s2))?.into())
     }
 
     expose! {

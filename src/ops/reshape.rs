@@ -294,8 +294,16 @@ pub(super) mod python {
     ) -> PyResult<PyTensor> {
         let _ = name;
         let x = to_tensor(tensor, None)?;
+        if let Some(st) = crate::python::args::dynamic_shape(py, shape)? {
+            let f =
+                |x: &Tensor, s: &Tensor| ops::reshape_infer(x, &crate::python::args::dims_of(s)?);
+            return Ok(call2(py, "Reshape", String::new, &x, &st, f)?.into());
+        }
         let s = shape_arg(shape)?;
-        Ok(heavy(py, x.size(), || ops::reshape_infer(&x, &s))?.into())
+        let key = || format!("{s:?}");
+        let owned = s.clone();
+        let f = move |x: &Tensor| ops::reshape_infer(x, &owned);
+        Ok(call(py, "Reshape", key, &x, f)?.into())
     }
 
     /// Axes permuted by ``perm`` (reversed by default); ``conjugate=True`` also conjugates.
@@ -321,15 +329,17 @@ pub(super) mod python {
             Some(p) if !p.is_none() => Some(dims_arg(p)?),
             _ => None,
         };
-        Ok(heavy(py, x.size(), || {
-            let t = ops::transpose(&x, perm.as_deref())?;
+        let key = || format!("{perm:?},{conjugate}");
+        let owned = perm.clone();
+        let f = move |x: &Tensor| {
+            let t = ops::transpose(x, owned.as_deref())?;
             if conjugate {
                 ops::conj(&t)
             } else {
                 Ok(t)
             }
-        })?
-        .into())
+        };
+        Ok(call(py, "Transpose", key, &x, f)?.into())
     }
 
     /// ``input`` with a new axis of length 1 inserted at ``axis``. TF equivalent:
@@ -340,13 +350,15 @@ pub(super) mod python {
     #[pyfunction]
     #[pyo3(signature = (input, axis, name=None))]
     fn expand_dims(
+        py: Python<'_>,
         input: &Bound<'_, PyAny>,
         axis: isize,
         name: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyTensor> {
         let _ = name;
         let x = to_tensor(input, None)?;
-        Ok(ops::expand_dims(&x, axis)?.into())
+        let f = move |x: &Tensor| ops::expand_dims(x, axis);
+        Ok(call(py, "ExpandDims", || axis.to_string(), &x, f)?.into())
     }
 
     /// ``input`` without its length-1 axes (or only those in ``axis``). TF equivalent:
@@ -357,6 +369,7 @@ pub(super) mod python {
     #[pyfunction]
     #[pyo3(signature = (input, axis=None, name=None))]
     fn squeeze(
+        py: Python<'_>,
         input: &Bound<'_, PyAny>,
         axis: Option<&Bound<'_, PyAny>>,
         name: Option<&Bound<'_, PyAny>>,
@@ -364,7 +377,10 @@ pub(super) mod python {
         let _ = name;
         let x = to_tensor(input, None)?;
         let axes = axes_arg(axis)?;
-        Ok(ops::squeeze(&x, axes.as_deref())?.into())
+        let key = || format!("{axes:?}");
+        let owned = axes.clone();
+        let f = move |x: &Tensor| ops::squeeze(x, owned.as_deref());
+        Ok(call(py, "Squeeze", key, &x, f)?.into())
     }
 
     /// ``input`` broadcast to ``shape``. TF equivalent: ``tf.broadcast_to``.
@@ -383,9 +399,17 @@ pub(super) mod python {
     ) -> PyResult<PyTensor> {
         let _ = name;
         let x = to_tensor(input, None)?;
+        if let Some(st) = crate::python::args::dynamic_shape(py, shape)? {
+            let f =
+                |x: &Tensor, s: &Tensor| ops::broadcast_to(x, &crate::python::args::udims_of(s)?);
+            return Ok(call2(py, "BroadcastTo", String::new, &x, &st, f)?.into());
+        }
         let s = dims_arg(shape)?;
         let n = s.iter().fold(1usize, |n, &d| n.saturating_mul(d));
-        Ok(heavy(py, n, || ops::broadcast_to(&x, &s))?.into())
+        let key = || format!("{s:?}");
+        let owned = s.clone();
+        let f = move |xs: &[Tensor]| ops::broadcast_to(&xs[0], &owned);
+        Ok(call_sized(py, n, "BroadcastTo", key, &[x], f)?.into())
     }
 
     /// The shape of ``input`` as a 1-D int32 tensor (or ``out_type``). TF equivalent:
@@ -396,13 +420,16 @@ pub(super) mod python {
     #[pyfunction]
     #[pyo3(signature = (input, out_type=None, name=None))]
     fn shape(
+        py: Python<'_>,
         input: &Bound<'_, PyAny>,
         out_type: Option<&Bound<'_, PyAny>>,
         name: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyTensor> {
         let _ = name;
         let x = to_tensor(input, None)?;
-        Ok(ops::shape(&x, dtype_arg(out_type, DType::I32)?)?.into())
+        let dt = dtype_arg(out_type, DType::I32)?;
+        let f = move |x: &Tensor| ops::shape(x, dt);
+        Ok(call(py, "Shape", || format!("{dt:?}"), &x, f)?.into())
     }
 
     /// The number of elements of ``input`` as an int32 scalar tensor (or ``out_type``).
@@ -413,13 +440,16 @@ pub(super) mod python {
     #[pyfunction]
     #[pyo3(signature = (input, out_type=None, name=None))]
     fn size(
+        py: Python<'_>,
         input: &Bound<'_, PyAny>,
         out_type: Option<&Bound<'_, PyAny>>,
         name: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyTensor> {
         let _ = name;
         let x = to_tensor(input, None)?;
-        Ok(ops::size(&x, dtype_arg(out_type, DType::I32)?)?.into())
+        let dt = dtype_arg(out_type, DType::I32)?;
+        let f = move |x: &Tensor| ops::size(x, dt);
+        Ok(call(py, "Size", || format!("{dt:?}"), &x, f)?.into())
     }
 
     /// The number of axes of ``input`` as an int32 scalar tensor. TF equivalent: ``tf.rank``.
@@ -428,10 +458,14 @@ pub(super) mod python {
     /// gt.Tensor(2, shape=(), dtype=int32)
     #[pyfunction]
     #[pyo3(signature = (input, name=None))]
-    fn rank(input: &Bound<'_, PyAny>, name: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
+    fn rank(
+        py: Python<'_>,
+        input: &Bound<'_, PyAny>,
+        name: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
         let _ = name;
         let x = to_tensor(input, None)?;
-        Ok(ops::rank(&x)?.into())
+        Ok(call(py, "Rank", String::new, &x, ops::rank)?.into())
     }
 
     expose! {

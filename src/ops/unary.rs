@@ -613,7 +613,8 @@ pub(super) mod python {
         let x = crate::python::convert::to_tensor(t, None)?;
         let lo = crate::python::convert::to_tensor(clip_value_min, Some(x.dtype()))?;
         let hi = crate::python::convert::to_tensor(clip_value_max, Some(x.dtype()))?;
-        Ok(crate::python::heavy(py, x.size(), || ops::clip_by_value(&x, &lo, &hi))?.into())
+        let f = |xs: &[Tensor]| ops::clip_by_value(&xs[0], &xs[1], &xs[2]);
+        Ok(call_n(py, "ClipByValue", String::new, &[x, lo, hi], f)?.into())
     }
 
     /// ``t`` rescaled so its L2 norm (over ``axes``, or all elements) is at most ``clip_norm``.
@@ -634,10 +635,10 @@ pub(super) mod python {
         let x = crate::python::convert::to_tensor(t, None)?;
         let c = crate::python::convert::to_tensor(clip_norm, Some(x.dtype()))?;
         let axes = axes_arg(axes)?;
-        Ok(
-            crate::python::heavy(py, x.size(), || ops::clip_by_norm(&x, &c, axes.as_deref()))?
-                .into(),
-        )
+        let key = || format!("{axes:?}");
+        let owned = axes.clone();
+        let f = move |x: &Tensor, c: &Tensor| ops::clip_by_norm(x, c, owned.as_deref());
+        Ok(call2(py, "ClipByNorm", key, &x, &c, f)?.into())
     }
 
     expose! {

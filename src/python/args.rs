@@ -26,6 +26,89 @@ pub(crate) fn pair(x: &Bound<'_, PyAny>, y: &Bound<'_, PyAny>) -> PyResult<(Tens
     }
 }
 
+/// Refuses a tensor computed inside the `gt.function` being traced where the binding
+/// needs its value now (an axis, a size): its value at trace time would be frozen.
+pub(crate) fn static_value(t: &Tensor, what: &str) -> PyResult<()> {
+    if crate::graph::is_tracing() && crate::graph::lookup(t) {
+        return Err(PyTypeError::new_err(format!(
+            "{what} computed inside a gt.function (a symbolic tensor) is not supported \
+             here: pass a Python value (a shape from `x.shape`, an int), or use an op that \
+             takes it as a tensor (gt.reshape, gt.zeros, gt.ones, gt.fill and \
+             gt.broadcast_to take a shape tensor)"
+        )));
+    }
+    Ok(())
+}
+
+/// A shape given as a tensor computed in the trace (`gt.shape(x)`, or a list holding
+/// such scalars): the 1-D int64 tensor the op reads when the graph runs. `None` for a
+/// static shape (read now with [`shape_arg`]).
+pub(crate) fn dynamic_shape(py: Python<'_>, ob: &Bound<'_, PyAny>) -> PyResult<Option<Tensor>> {
+    if !crate::graph::is_tracing() {
+        return Ok(None);
+    }
+    let symbolic = |x: &Bound<'_, PyAny>| as_tensor(x).is_some_and(|t| crate::graph::lookup(&t));
+    let items: Vec<Bound<'_, PyAny>> =
+        if ob.is_instance_of::<PyList>() || ob.is_instance_of::<PyTuple>() {
+            ob.try_iter()?.collect::<PyResult<_>>()?
+        } else if symbolic(ob) {
+            let t = to_tensor(ob, None)?;
+            let f = |x: &Tensor| ops::cast(x, DType::I64);
+            return Ok(Some(super::graph::call(
+                py,
+                "Cast",
+                || "I64".into(),
+                &t,
+                f,
+            )?));
+        } else {
+            return Ok(None);
+        };
+    if !items.iter().any(symbolic) {
+        return Ok(None);
+    }
+    let parts: Vec<Tensor> = items
+        .iter()
+        .map(|x| {
+            let t = to_tensor(x, Some(DType::I64))?;
+            super::graph::call(
+                py,
+                "Cast",
+                || "I64".into(),
+                &t,
+                |x: &Tensor| ops::cast(x, DType::I64),
+            )
+        })
+        .collect::<PyResult<_>>()?;
+    Ok(Some(super::graph::call_n(
+        py,
+        "Pack",
+        || "0".into(),
+        &parts,
+        |xs| ops::stack(xs, 0),
+    )?))
+}
+
+/// The dims a shape tensor holds when the graph runs.
+pub(crate) fn dims_of(t: &Tensor) -> crate::error::Result<Vec<i64>> {
+    ops::cast(t, DType::I64)?.to_vec::<i64>()
+}
+
+/// [`dims_of`] with no unknown (-1) entries.
+pub(crate) fn udims_of(t: &Tensor) -> crate::error::Result<Vec<usize>> {
+    dims_of(t)?
+        .into_iter()
+        .map(|d| {
+            usize::try_from(d).map_err(|_| {
+                crate::error::Error::invalid(
+                    "shape",
+                    format!("dimensions must be non-negative, got {d}"),
+                )
+            })
+        })
+        .collect()
+}
+
 /// An `axis` argument: None, an int, a list/tuple of ints, or an int tensor.
 pub(crate) fn axes_arg(ob: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Vec<isize>>> {
     let Some(ob) = ob else { return Ok(None) };
@@ -39,6 +122,7 @@ pub(crate) fn axes_arg(ob: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Vec<isi
         return Ok(Some(v));
     }
     let t = to_tensor(ob, None)?;
+    static_value(&t, "an axis")?;
     if t.dtype().is_integer() {
         let t = crate::ops::cast(&t, crate::DType::I64)?;
         return Ok(Some(
@@ -63,7 +147,11 @@ pub(crate) fn shape_arg(ob: &Bound<'_, PyAny>) -> PyResult<Vec<i64>> {
             let it = it?;
             let d: i64 = match it.extract::<i64>() {
                 Ok(d) => d,
-                Err(_) => match as_tensor(&it).and_then(|t| t.to_i64_scalar()) {
+                Err(_) => match as_tensor(&it)
+                    .map(|t| static_value(&t, "a shape").map(|_| t))
+                    .transpose()?
+                    .and_then(|t| t.to_i64_scalar())
+                {
                     Some(d) => d,
                     None => it.call_method0("__index__")?.extract()?,
                 },
@@ -73,6 +161,7 @@ pub(crate) fn shape_arg(ob: &Bound<'_, PyAny>) -> PyResult<Vec<i64>> {
         return Ok(v);
     }
     let t = to_tensor(ob, None)?;
+    static_value(&t, "a shape")?;
     if t.dtype().is_integer() && t.ndim() <= 1 {
         let t = crate::ops::cast(&t, crate::DType::I64)?;
         return Ok(t.to_vec::<i64>()?);
@@ -103,7 +192,9 @@ pub(crate) fn tensor_list(values: &Bound<'_, PyAny>) -> PyResult<Vec<Tensor>> {
     let items: Vec<Bound<'_, PyAny>> = if as_tensor(values).is_some() {
         // A single tensor: its rows (TF unstacks it).
         let t = to_tensor(values, None)?;
-        return Ok(ops::unstack(&t, None, 0)?);
+        let f = |a: &[Tensor]| ops::unstack(&a[0], None, 0);
+        // The key of `gt.unstack(t)`'s node, so the two merge.
+        return super::graph::call_multi(values.py(), "Unpack", || "None,0".into(), &[t], f);
     } else {
         values.try_iter()?.collect::<PyResult<_>>()?
     };
@@ -116,7 +207,11 @@ pub(crate) fn int_arg(ob: &Bound<'_, PyAny>, what: &str) -> PyResult<i64> {
     if let Ok(i) = ob.extract::<i64>() {
         return Ok(i);
     }
-    match as_tensor(ob) {
+    let t = as_tensor(ob);
+    if let Some(t) = &t {
+        static_value(t, what)?;
+    }
+    match t {
         Some(t) if t.size() == 1 && t.dtype().is_integer() => t
             .to_i64_scalar()
             .ok_or_else(|| PyTypeError::new_err(format!("{what} must be an int"))),

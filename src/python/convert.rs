@@ -45,8 +45,15 @@ fn scalar_of(dt: DType, v: f64) -> Tensor {
     crate::tensor::scalar_of(v, dt)
 }
 
-/// Converts a non-tensor Python value.
+/// Converts a non-tensor Python value (inside a `gt.function` trace, a constant of the
+/// graph).
 pub(crate) fn convert_value(ob: &Bound<'_, PyAny>, hint: Option<DType>) -> PyResult<Tensor> {
+    let t = convert_value_untraced(ob, hint)?;
+    crate::graph::constant(&t);
+    Ok(t)
+}
+
+fn convert_value_untraced(ob: &Bound<'_, PyAny>, hint: Option<DType>) -> PyResult<Tensor> {
     if ob.is_instance_of::<PyBool>() {
         let b: bool = ob.extract()?;
         return Ok(match hint {

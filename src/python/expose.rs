@@ -112,8 +112,7 @@ macro_rules! expose {
         ) -> pyo3::PyResult<$crate::python::tensor::PyTensor> {
             let _ = name;
             let (a, b) = $crate::python::args::pair(x, y)?;
-            let n = a.size().max(b.size());
-            Ok($crate::python::heavy(py, n, || $op(&a, &b))?.into())
+            Ok($crate::python::graph::binary(py, &a, &b, $op)?.into())
         }
         $crate::python::expose::expose!(@rows [$($acc)*
             ($f, stringify!($f), [$($m),*], $crate::python::expose::BINARY_SIGNATURE)] $($rest)*);

@@ -5,6 +5,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyEllipsis, PyInt, PySlice, PyTuple};
 
 use super::convert::as_tensor;
+use crate::error::Error;
 use crate::ops::{self, Index};
 use crate::tensor::Tensor;
 
@@ -25,7 +26,20 @@ fn opt_int(ob: &Bound<'_, PyAny>) -> PyResult<Option<isize>> {
     }
 }
 
-fn one(ob: &Bound<'_, PyAny>) -> PyResult<Index> {
+/// One index entry; a scalar int tensor index also gives the tensor (an input of the
+/// slice, so that a traced `x[i]` reads `i` on every call).
+fn one(ob: &Bound<'_, PyAny>) -> PyResult<(Index, Option<Tensor>)> {
+    if let Some(t) = as_tensor(ob) {
+        if t.dtype().is_integer() && t.ndim() == 0 {
+            if let Some(i) = t.to_i64_scalar() {
+                return Ok((Index::Int(i as isize), Some(t)));
+            }
+        }
+    }
+    Ok((plain(ob)?, None))
+}
+
+fn plain(ob: &Bound<'_, PyAny>) -> PyResult<Index> {
     if ob.is_none() {
         return Ok(Index::NewAxis);
     }
@@ -49,13 +63,6 @@ fn one(ob: &Bound<'_, PyAny>) -> PyResult<Index> {
             Err(_) => isize::MAX,
         }));
     }
-    if let Some(t) = as_tensor(ob) {
-        if t.dtype().is_integer() && t.ndim() == 0 {
-            if let Some(i) = t.to_i64_scalar() {
-                return Ok(Index::Int(i as isize));
-            }
-        }
-    }
     if let Ok(i) = ob.call_method0("__index__") {
         return Ok(Index::Int(i.extract()?));
     }
@@ -66,10 +73,39 @@ fn one(ob: &Bound<'_, PyAny>) -> PyResult<Index> {
 }
 
 pub(crate) fn getitem(py: Python<'_>, x: &Tensor, key: &Bound<'_, PyAny>) -> PyResult<Tensor> {
-    let idx: Vec<Index> = if let Ok(t) = key.cast::<PyTuple>() {
+    let entries: Vec<(Index, Option<Tensor>)> = if let Ok(t) = key.cast::<PyTuple>() {
         t.iter().map(|k| one(&k)).collect::<PyResult<_>>()?
     } else {
         vec![one(key)?]
     };
-    super::heavy(py, x.size(), || ops::strided_slice(x, &idx))
+    // Scalar tensor indices are inputs after `x`: the node's key has 0 in their places.
+    let mut xs = vec![x.clone()];
+    let mut at = Vec::new();
+    let mut idx = Vec::with_capacity(entries.len());
+    for (k, (i, t)) in entries.into_iter().enumerate() {
+        match t {
+            Some(t) => {
+                xs.push(t);
+                at.push(k);
+                idx.push(Index::Int(0));
+            }
+            None => idx.push(i),
+        }
+    }
+    let key = || format!("{idx:?},{at:?}");
+    let (template, places) = (idx.clone(), at.clone());
+    let f = move |xs: &[Tensor]| {
+        let mut idx = template.clone();
+        for (t, &k) in xs[1..].iter().zip(&places) {
+            let i = t.to_i64_scalar().ok_or_else(|| {
+                Error::invalid(
+                    "StridedSlice",
+                    "an index tensor's value does not fit an int64",
+                )
+            })?;
+            idx[k] = Index::Int(i as isize);
+        }
+        ops::strided_slice(&xs[0], &idx)
+    };
+    super::graph::call_n(py, "StridedSlice", key, &xs, f)
 }

@@ -9,6 +9,7 @@ mod entry;
 pub(crate) mod errors;
 mod experimental;
 pub(crate) mod expose;
+pub(crate) mod graph;
 mod index;
 mod tape;
 pub(crate) mod tensor;
@@ -68,6 +69,7 @@ fn _gradtape(m: &Bound<'_, PyModule>) -> PyResult<()> {
     expose::register(m)?;
     callback::register(m)?;
     experimental::register(m)?;
+    graph::register(m)?;
     m.add_function(wrap_pyfunction!(entry::_panic_for_test, m)?)?;
     Ok(())
 }

@@ -14,6 +14,7 @@ use pyo3::{PyTraverseError, PyVisit};
 
 use super::tensor::PyTensor;
 use super::variable::PyVariable;
+use crate::graph::{self, TapeUse};
 use crate::tape::{GradientTape, Source, UnconnectedGradients};
 use crate::tensor::Tensor;
 use crate::variable::Variable;
@@ -37,6 +38,74 @@ impl Src {
             Src::V(v) => Source::Variable(v),
         }
     }
+}
+
+/// Sources of a traced tape call: tensors become node inputs (`T(k)`: input `k`),
+/// variables are kept by reference.
+#[derive(Clone)]
+enum Plan {
+    T(usize),
+    V(Variable),
+}
+
+/// Splits sources into the node's input tensors (appended to `inputs`) and a plan to
+/// rebuild them when the graph runs.
+fn plan_of(srcs: &[Src], inputs: &mut Vec<Tensor>) -> Vec<Plan> {
+    srcs.iter()
+        .map(|s| match s {
+            Src::T(t) => {
+                inputs.push(t.clone());
+                Plan::T(inputs.len() - 1)
+            }
+            Src::V(v) => Plan::V(v.clone()),
+        })
+        .collect()
+}
+
+fn rebuild(plan: &[Plan], xs: &[Tensor]) -> Vec<Src> {
+    plan.iter()
+        .map(|p| match p {
+            Plan::T(k) => Src::T(xs[*k].clone()),
+            Plan::V(v) => Src::V(v.clone()),
+        })
+        .collect()
+}
+
+/// Records a tape call that gave `results` during the trace: the node's outputs are the
+/// results that were not `None` (which ones are is fixed by the graph's structure).
+fn record_call(
+    name: &str,
+    tape: &GradientTape,
+    inputs: &[Tensor],
+    results: &[Option<Tensor>],
+    f: impl Fn(&GradientTape, &[Tensor]) -> crate::error::Result<Vec<Option<Tensor>>>
+        + Send
+        + Sync
+        + 'static,
+) -> PyResult<()> {
+    if !graph::is_tracing() {
+        return Ok(());
+    }
+    let mask: Vec<bool> = results.iter().map(Option::is_some).collect();
+    let outs: Vec<Tensor> = results.iter().flatten().cloned().collect();
+    let refs: Vec<&Tensor> = inputs.iter().collect();
+    let op = name.to_string();
+    graph::record_tape_use(
+        name,
+        tape,
+        TapeUse::Call(Box::new(move |t, xs| {
+            let r = f(t, xs)?;
+            if r.len() != mask.len() || r.iter().zip(&mask).any(|(g, m)| g.is_some() != *m) {
+                return Err(crate::error::Error::Internal(format!(
+                    "{op} in a gt.function gave a different set of None gradients than when traced"
+                )));
+            }
+            Ok(r.into_iter().flatten().collect())
+        })),
+        &refs,
+        &outs,
+    )?;
+    Ok(())
 }
 
 /// `gt.UnconnectedGradients.NONE` and `.ZERO` (a Python enum, as TF's), looked up once.
@@ -173,9 +242,20 @@ impl PyTape {
     }
 
     /// Starts recording: the tape becomes active on this thread.
-    fn __enter__(slf: Bound<'_, Self>) -> Bound<'_, Self> {
-        slf.get().tape.start();
-        slf
+    fn __enter__(slf: Bound<'_, Self>) -> PyResult<Bound<'_, Self>> {
+        let tape = &slf.get().tape;
+        tape.start();
+        graph::record_tape_use(
+            "TapeStart",
+            tape,
+            TapeUse::Start {
+                persistent: tape.is_persistent(),
+                watch_accessed_variables: tape.watches_accessed_variables(),
+            },
+            &[],
+            &[],
+        )?;
+        Ok(slf)
     }
 
     /// Stops recording on this thread (nothing to do when `gradient` already did).
@@ -184,8 +264,10 @@ impl PyTape {
         _ty: &Bound<'_, PyAny>,
         _value: &Bound<'_, PyAny>,
         _traceback: &Bound<'_, PyAny>,
-    ) {
+    ) -> PyResult<()> {
         self.tape.exit();
+        graph::record_tape_use("TapeExit", &self.tape, TapeUse::Exit, &[], &[])?;
+        Ok(())
     }
 
     /// Whether the tape can compute several gradients. TF equivalent:
@@ -229,8 +311,19 @@ impl PyTape {
     /// ...     z = x * 2.0
     /// >>> print(t.gradient(z, x))
     /// gt.Tensor(2.0, shape=(), dtype=float32)
-    fn reset(&self) {
-        self.tape.reset()
+    fn reset(&self) -> PyResult<()> {
+        self.tape.reset();
+        graph::record_tape_use(
+            "TapeReset",
+            &self.tape,
+            TapeUse::Call(Box::new(|t, _| {
+                t.reset();
+                Ok(Vec::new())
+            })),
+            &[],
+            &[],
+        )?;
+        Ok(())
     }
 
     /// Watches each element (Tensor or Variable) of a flat list; returns the number of
@@ -241,11 +334,32 @@ impl PyTape {
             match source(x) {
                 Ok(Src::T(t)) => {
                     skipped += usize::from(!t.dtype().is_differentiable());
-                    self.tape.watch(&t)
+                    self.tape.watch(&t);
+                    graph::record_tape_use(
+                        "TapeWatch",
+                        &self.tape,
+                        TapeUse::Call(Box::new(|tape, xs| {
+                            tape.watch(&xs[0]);
+                            Ok(Vec::new())
+                        })),
+                        &[&t],
+                        &[],
+                    )?;
                 }
                 Ok(Src::V(v)) => {
                     skipped += usize::from(!v.dtype().is_differentiable());
-                    self.tape.watch_variable(&v)
+                    self.tape.watch_variable(&v);
+                    let var = v.clone();
+                    graph::record_tape_use(
+                        "TapeWatch",
+                        &self.tape,
+                        TapeUse::Call(Box::new(move |tape, _| {
+                            tape.watch_variable(&var);
+                            Ok(Vec::new())
+                        })),
+                        &[],
+                        &[],
+                    )?;
                 }
                 Err(_) => {
                     return Err(PyTypeError::new_err(format!(
@@ -260,11 +374,33 @@ impl PyTape {
 
     /// Pauses recording (`stop_recording`); returns the state for `_resume`.
     fn _pause(&self) -> PyResult<bool> {
-        Ok(self.tape.pause()?)
+        let was = self.tape.pause()?;
+        graph::record_tape_use(
+            "TapePause",
+            &self.tape,
+            TapeUse::Call(Box::new(|t, _| {
+                t.pause()?;
+                Ok(Vec::new())
+            })),
+            &[],
+            &[],
+        )?;
+        Ok(was)
     }
 
-    fn _resume(&self, was: bool) {
-        self.tape.resume(was)
+    fn _resume(&self, was: bool) -> PyResult<()> {
+        self.tape.resume(was);
+        graph::record_tape_use(
+            "TapeResume",
+            &self.tape,
+            TapeUse::Call(Box::new(move |t, _| {
+                t.resume(was);
+                Ok(Vec::new())
+            })),
+            &[],
+            &[],
+        )?;
+        Ok(())
     }
 
     /// Recorded nodes (tests and memory accounting).
@@ -290,10 +426,20 @@ impl PyTape {
         let unconnected = unconnected(unconnected_gradients)?;
         let use_pfor = experimental_use_pfor.is_truthy()?;
         let tape = &self.tape;
-        let r = crate::python::interruptible(py, || {
+        let run = move |tape: &GradientTape, t: &Tensor, srcs: &[Src]| {
             let src: Vec<Source<'_>> = srcs.iter().map(Src::as_source).collect();
-            tape.jacobian(&t, &src, unconnected, parallel_iterations, use_pfor)
-        })?;
+            tape.jacobian(t, &src, unconnected, parallel_iterations, use_pfor)
+        };
+        if graph::is_tracing() {
+            let r = run(tape, &t, &srcs)?;
+            let mut inputs = vec![t.clone()];
+            let plan = plan_of(&srcs, &mut inputs);
+            record_call("Jacobian", tape, &inputs, &r, move |tape, xs| {
+                run(tape, &xs[0], &rebuild(&plan, xs))
+            })?;
+            return Ok(r.into_iter().map(|g| g.map(PyTensor::from)).collect());
+        }
+        let r = crate::python::interruptible(py, || run(tape, &t, &srcs))?;
         Ok(r.into_iter().map(|g| g.map(PyTensor::from)).collect())
     }
 
@@ -317,9 +463,21 @@ impl PyTape {
         let unconnected = unconnected(unconnected_gradients)?;
         let use_pfor = experimental_use_pfor.is_truthy()?;
         let tape = &self.tape;
-        let r = crate::python::interruptible(py, || {
-            tape.batch_jacobian(&t, &s, unconnected, parallel_iterations, use_pfor)
-        })?;
+        let run = move |tape: &GradientTape, t: &Tensor, s: &Tensor| {
+            tape.batch_jacobian(t, s, unconnected, parallel_iterations, use_pfor)
+        };
+        if graph::is_tracing() {
+            let r = run(tape, &t, &s)?;
+            record_call(
+                "BatchJacobian",
+                tape,
+                &[t.clone(), s.clone()],
+                std::slice::from_ref(&r),
+                move |tape, xs| Ok(vec![run(tape, &xs[0], &xs[1])?]),
+            )?;
+            return Ok(r.map(PyTensor::from));
+        }
+        let r = crate::python::interruptible(py, || run(tape, &t, &s))?;
         Ok(r.map(PyTensor::from))
     }
 
@@ -340,10 +498,38 @@ impl PyTape {
         let srcs: Vec<Src> = sources.iter().map(source).collect::<PyResult<_>>()?;
         let og = convert_output_gradients(output_gradients, &targets)?;
         let tape = &self.tape;
-        let r = crate::python::interruptible(py, || {
+        let run = move |tape: &GradientTape,
+                        targets: &[Tensor],
+                        srcs: &[Src],
+                        og: Option<&[Option<Tensor>]>| {
             let src: Vec<Source<'_>> = srcs.iter().map(Src::as_source).collect();
-            tape.gradient(&targets, &src, og.as_deref(), unconnected)
-        })?;
+            tape.gradient(targets, &src, og, unconnected)
+        };
+        if graph::is_tracing() {
+            let r = run(tape, &targets, &srcs, og.as_deref())?;
+            // Inputs: the targets, the tensor sources, then the output gradients given.
+            let n_targets = targets.len();
+            let mut inputs = targets.clone();
+            let plan = plan_of(&srcs, &mut inputs);
+            let og_slots: Option<Vec<Option<usize>>> = og.as_ref().map(|og| {
+                og.iter()
+                    .map(|g| {
+                        g.as_ref().map(|g| {
+                            inputs.push(g.clone());
+                            inputs.len() - 1
+                        })
+                    })
+                    .collect()
+            });
+            record_call("Gradient", tape, &inputs, &r, move |tape, xs| {
+                let og: Option<Vec<Option<Tensor>>> = og_slots
+                    .as_ref()
+                    .map(|s| s.iter().map(|k| k.map(|k| xs[k].clone())).collect());
+                run(tape, &xs[..n_targets], &rebuild(&plan, xs), og.as_deref())
+            })?;
+            return Ok(r.into_iter().map(|g| g.map(PyTensor::from)).collect());
+        }
+        let r = crate::python::interruptible(py, || run(tape, &targets, &srcs, og.as_deref()))?;
         Ok(r.into_iter().map(|g| g.map(PyTensor::from)).collect())
     }
 }

@@ -6,7 +6,6 @@ use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyTuple, PyType};
 
 use super::convert::{as_tensor, convert_value, to_numpy};
-use super::heavy;
 use crate::dtype::DType;
 use crate::error::Result;
 use crate::ops;
@@ -175,15 +174,43 @@ pub(crate) fn binary(
     f: fn(&Tensor, &Tensor) -> Result<Tensor>,
     reflected: bool,
 ) -> PyResult<PyTensor> {
+    binary_call(py, x, other, f, reflected, true)
+}
+
+/// `x @ other`: as [`binary`], but not an elementwise op (never fused).
+pub(crate) fn matmul_op(
+    py: Python<'_>,
+    x: Tensor,
+    other: &Bound<'_, PyAny>,
+    reflected: bool,
+) -> PyResult<PyTensor> {
+    binary_call(py, x, other, ops::matmul, reflected, false)
+}
+
+fn binary_call(
+    py: Python<'_>,
+    x: Tensor,
+    other: &Bound<'_, PyAny>,
+    f: fn(&Tensor, &Tensor) -> Result<Tensor>,
+    reflected: bool,
+    elementwise: bool,
+) -> PyResult<PyTensor> {
     let y = match as_tensor(other) {
         Some(t) => t,
         None => convert_value(other, Some(x.dtype()))?,
     };
-    let n = x.size().max(y.size());
-    let r = if reflected {
-        heavy(py, n, || f(&y, &x))?
+    let (a, b) = if reflected { (&y, &x) } else { (&x, &y) };
+    let r = if elementwise {
+        super::graph::binary(py, a, b, f)?
     } else {
-        heavy(py, n, || f(&x, &y))?
+        super::graph::call2(
+            py,
+            "BatchMatMulV2",
+            || "false,false,false,false".into(),
+            a,
+            b,
+            f,
+        )?
     };
     Ok(r.into())
 }
@@ -194,8 +221,7 @@ pub(crate) fn unary(
     x: Tensor,
     f: fn(&Tensor) -> Result<Tensor>,
 ) -> PyResult<PyTensor> {
-    let n = x.size();
-    Ok(heavy(py, n, || f(&x))?.into())
+    Ok(super::graph::unary(py, &x, f)?.into())
 }
 
 fn format_value(py: Python<'_>, t: &Tensor) -> PyResult<String> {
@@ -309,12 +335,15 @@ macro_rules! tensor_methods {
             }
             /// The value as a numpy array (a numpy scalar for rank 0).
             fn numpy<'py>(&$s, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-                $crate::python::tensor::numpy_of(py, &$get)
+                let t = $get;
+                $crate::python::graph::check_concrete(&t, "numpy")?;
+                $crate::python::tensor::numpy_of(py, &t)
             }
             #[pyo3(signature = (dtype=None, copy=None))]
             fn __array__<'py>(&$s, py: Python<'py>, dtype: Option<Bound<'py, PyAny>>, copy: Option<bool>) -> PyResult<Bound<'py, PyAny>> {
                 // Zero-copy (a read-only view) unless a copy is asked for.
                 let t = $get;
+                $crate::python::graph::check_concrete(&t, "numpy array")?;
                 let a = if copy == Some(true) {
                     $crate::python::convert::to_numpy(py, &t)?
                 } else {
@@ -330,13 +359,18 @@ macro_rules! tensor_methods {
                 t.shape().first().copied().ok_or_else(|| PyTypeError::new_err("Scalar tensor has no `len()`"))
             }
             fn __float__(&$s) -> PyResult<f64> {
-                $crate::python::tensor::scalar_of(&$get, "float")
+                let t = $get;
+                $crate::python::graph::check_concrete(&t, "float")?;
+                $crate::python::tensor::scalar_of(&t, "float")
             }
             fn __int__<'py>(&$s, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-                $crate::python::tensor::int_of(py, &$get)
+                let t = $get;
+                $crate::python::graph::check_concrete(&t, "int")?;
+                $crate::python::tensor::int_of(py, &t)
             }
             fn __index__(&$s) -> PyResult<i128> {
                 let t = $get;
+                $crate::python::graph::check_concrete(&t, "int")?;
                 if !t.dtype().is_integer() {
                     return Err(PyTypeError::new_err("only integer scalar tensors can be used as an index"));
                 }
@@ -345,6 +379,7 @@ macro_rules! tensor_methods {
             }
             fn __bool__(&$s) -> PyResult<bool> {
                 let t = $get;
+                $crate::python::graph::check_concrete(&t, "bool")?;
                 if t.size() != 1 {
                     return Err(PyValueError::new_err(
                         "The truth value of a tensor with more than one element is ambiguous. Use a.any() or a.all()",
@@ -369,8 +404,8 @@ macro_rules! tensor_methods {
             fn __rmod__(&$s, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<PyTensor> { binary(py, $get, o, ops::floormod, true) }
             fn __pow__(&$s, py: Python<'_>, o: &Bound<'_, PyAny>, modulo: &Bound<'_, PyAny>) -> PyResult<PyTensor> { let _ = modulo; binary(py, $get, o, ops::pow, false) }
             fn __rpow__(&$s, py: Python<'_>, o: &Bound<'_, PyAny>, modulo: &Bound<'_, PyAny>) -> PyResult<PyTensor> { let _ = modulo; binary(py, $get, o, ops::pow, true) }
-            fn __matmul__(&$s, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<PyTensor> { binary(py, $get, o, ops::matmul, false) }
-            fn __rmatmul__(&$s, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<PyTensor> { binary(py, $get, o, ops::matmul, true) }
+            fn __matmul__(&$s, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<PyTensor> { $crate::python::tensor::matmul_op(py, $get, o, false) }
+            fn __rmatmul__(&$s, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<PyTensor> { $crate::python::tensor::matmul_op(py, $get, o, true) }
             fn __lt__(&$s, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<PyTensor> { binary(py, $get, o, ops::less, false) }
             fn __le__(&$s, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<PyTensor> { binary(py, $get, o, ops::less_equal, false) }
             fn __gt__(&$s, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<PyTensor> { binary(py, $get, o, ops::greater, false) }

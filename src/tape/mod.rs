@@ -187,6 +187,16 @@ impl GradientTape {
         }
     }
 
+    /// An identity for this tape (shared by its clones), used by graph tracing.
+    pub(crate) fn key(&self) -> usize {
+        Arc::as_ptr(&self.cell) as usize
+    }
+
+    /// Whether the tape watches the trainable variables its ops read.
+    pub fn watches_accessed_variables(&self) -> bool {
+        self.cell.lock().watch_accessed
+    }
+
     pub fn is_persistent(&self) -> bool {
         self.cell.lock().persistent
     }

@@ -988,7 +988,12 @@ NOT_DIFFERENTIABLE = [
 DEDICATED = {"dropout": "test_dropout_gradient_is_mask_over_keep_prob"}
 
 # Public callables that are not ops (decorators, tape helpers): no row expected.
-NOT_OPS = ["custom_gradient", "gradient_override", "gradient_override_map"]
+# Control flow and tracing (gt.function, gt.cond, ...) are tested in test_function.py,
+# gradients through them included; gt.print is an effect.
+NOT_OPS = [
+    "custom_gradient", "gradient_override", "gradient_override_map",
+    "function", "cond", "while_loop", "switch_case", "map_fn", "vectorized_map", "print",
+]
 
 # Ops whose TF kernels take real dtypes only (TF 2.21 raises InvalidArgumentError or
 # ValueError for complex128): their rows get no complex variant, and

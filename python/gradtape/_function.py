@@ -1,0 +1,834 @@
+"""``gt.function``: trace a Python function once per input signature into a graph the
+engine runs without Python. TF equivalent: ``tf.function``.
+
+Tracing runs the Python function once on the call's values; every gt op it calls is
+recorded (by the engine, not here) as a node of a graph, variables it reads or assigns
+as nodes that read or assign them on every call. Later calls with the same signature
+run the graph: no Python runs per op, the GIL is released, and tapes record the ops
+as they would eagerly, so gradients through a call are the eager ones.
+"""
+
+import functools
+import inspect
+import threading
+import weakref
+
+import numpy as _np
+
+from . import _gradtape as _native
+from . import _nest
+from ._gradtape import Tensor as _Tensor
+from ._variable import Variable as _Variable
+
+
+class _InputSignatureMismatch(TypeError, ValueError):
+    """Arguments that do not fit a function's ``input_signature`` (TF raises a
+    ``TypeError`` in TF 2.x's newer releases, a ``ValueError`` in older ones: this is both)."""
+
+
+class TensorSpec:
+    """The dtype and shape a ``gt.function`` argument accepts: ``None`` dimensions take
+    any size, ``shape=None`` any rank. TF equivalent: ``tf.TensorSpec``.
+
+    >>> import gradtape as gt
+    >>> gt.TensorSpec([None, 3], gt.float32)
+    TensorSpec(shape=(None, 3), dtype=gt.float32, name=None)
+    """
+
+    __slots__ = ("_shape", "_dtype", "_name")
+
+    def __init__(self, shape, dtype=None, name=None):
+        from . import dtypes
+
+        if shape is not None:
+            shape = tuple(None if d is None else int(d) for d in shape)
+        self._shape = shape
+        self._dtype = dtypes.as_dtype(dtype) if dtype is not None else _native.float32
+        self._name = name
+
+    @classmethod
+    def from_tensor(cls, tensor, name=None):
+        """The spec of ``tensor``'s dtype and shape."""
+        return cls(tuple(tensor.shape), tensor.dtype, name)
+
+    @property
+    def shape(self):
+        """The shape (``None`` dims unknown); ``None`` for unknown rank."""
+        return None if self._shape is None else _Shape(self._shape)
+
+    @property
+    def dtype(self):
+        return self._dtype
+
+    @property
+    def name(self):
+        return self._name
+
+    def is_compatible_with(self, other):
+        """Whether a tensor (or spec) fits this spec."""
+        if isinstance(other, TensorSpec):
+            dt, shape = other.dtype, other._shape
+        else:
+            dt, shape = other.dtype, tuple(other.shape)
+        if dt != self._dtype:
+            return False
+        if self._shape is None or shape is None:
+            return True
+        return len(shape) == len(self._shape) and all(
+            a is None or b is None or a == b for a, b in zip(self._shape, shape)
+        )
+
+    def _dims(self):
+        return None if self._shape is None else list(self._shape)
+
+    def __eq__(self, other):
+        return (
+            isinstance(other, TensorSpec)
+            and self._shape == other._shape
+            and self._dtype == other._dtype
+            and self._name == other._name
+        )
+
+    def __hash__(self):
+        return hash((self._shape, self._dtype, self._name))
+
+    def __repr__(self):
+        if self._shape is None:
+            shape = "<unknown>"
+        else:
+            dims = ", ".join("None" if d is None else str(d) for d in self._shape)
+            shape = f"({dims},)" if len(self._shape) == 1 else f"({dims})"
+        name = "None" if self._name is None else repr(self._name)
+        return f"TensorSpec(shape={shape}, dtype=gt.{self._dtype.name}, name={name})"
+
+
+class _Shape(tuple):
+    """A partly known shape (``None`` dims), as ``TensorSpec.shape`` gives it."""
+
+    __slots__ = ()
+
+    @property
+    def rank(self):
+        return len(self)
+
+    def as_list(self):
+        return list(self)
+
+    def __repr__(self):
+        return f"TensorShape({list(self)})"
+
+
+def _is_tensor_arg(x):
+    return isinstance(x, (_Tensor, _np.ndarray, _np.generic)) and not isinstance(x, (bool, int, float))
+
+
+def _leaf_key(x, reduce_retracing):
+    if isinstance(x, _Tensor):
+        shape = tuple(x.shape)
+        if reduce_retracing:
+            shape = (None,) * len(shape)
+        return ("T", x.dtype.name, shape)
+    if isinstance(x, _np.ndarray):
+        shape = x.shape if not reduce_retracing else (None,) * x.ndim
+        return ("T", str(x.dtype), shape)
+    if isinstance(x, _Variable):
+        # Captured by reference: one trace per variable object.
+        return ("V", id(x))
+    try:
+        hash(x)
+    except TypeError:
+        return ("O", id(x))
+    return ("P", type(x).__name__, x)
+
+
+class ConcreteFunction:
+    """One trace of a ``gt.function``: a graph for one input signature.
+    TF equivalent: ``tf.types.experimental.ConcreteFunction``."""
+
+    def __init__(self, function, graph, specs, structure, tensor_positions, outputs, out_is_tensor):
+        self._function = function
+        self.graph = graph
+        self._specs = specs
+        self._structure = structure
+        self._positions = tensor_positions
+        self._outputs = outputs
+        self._out_is_tensor = out_is_tensor
+
+    @property
+    def structured_input_signature(self):
+        """The arguments' structure with a ``TensorSpec`` for each tensor (TF's form:
+        ``(args, kwargs)``)."""
+        flat = _nest.flatten(self._structure)
+        for i, spec in zip(self._positions, self._specs):
+            flat[i] = spec
+        return _nest.pack_sequence_as(self._structure, flat)
+
+    @property
+    def structured_outputs(self):
+        return self._outputs
+
+    @property
+    def name(self):
+        return self._function.__name__
+
+    def _run(self, tensors):
+        outs = self.graph.run(tensors)
+        flat = list(_nest.flatten(self._outputs))
+        it = iter(outs)
+        flat = [next(it) if is_t else v for v, is_t in zip(flat, self._out_is_tensor)]
+        return _nest.pack_sequence_as(self._outputs, flat)
+
+    def __call__(self, *args, **kwargs):
+        """Calls the trace with tensors for the signature's tensor arguments (in order,
+        flat), or with the same arguments as the function."""
+        flat_args = _nest.flatten((args, kwargs))
+        if len(flat_args) == len(self._specs) and all(isinstance(a, (_Tensor, _np.ndarray)) for a in flat_args):
+            tensors = [_native.convert_to_tensor(a) for a in flat_args]
+        else:
+            tensors = self._function._tensors_for(self, args, kwargs)
+        for spec, t in zip(self._specs, tensors):
+            if not spec.is_compatible_with(t):
+                raise _InputSignatureMismatch(
+                    f"Binding inputs to gt.function `{self.name}` failed: {t.dtype.name} "
+                    f"tensor of shape {tuple(t.shape)} is incompatible with input_signature {spec}"
+                )
+        return self._run(tensors)
+
+    def __repr__(self):
+        return f"<ConcreteFunction {self.name} signature={self._specs}>"
+
+
+class Function:
+    """A Python function traced into graphs, one per input signature.
+    TF equivalent: ``tf.function`` (``tf.types.experimental.PolymorphicFunction``)."""
+
+    def __init__(
+        self,
+        python_function,
+        input_signature=None,
+        autograph=True,
+        jit_compile=None,
+        reduce_retracing=False,
+        name=None,
+    ):
+        functools.update_wrapper(self, python_function)
+        self._python_function = python_function
+        self._input_signature = None if input_signature is None else list(input_signature)
+        if self._input_signature is not None:
+            for s in _nest.flatten(self._input_signature):
+                if not isinstance(s, TensorSpec):
+                    raise TypeError(f"input_signature must hold TensorSpecs, got {type(s).__name__}")
+        self._autograph = autograph
+        self._jit_compile = jit_compile
+        self._reduce_retracing = reduce_retracing
+        self._name = name or getattr(python_function, "__name__", "function")
+        self._cache = {}
+        self._tracing_count = 0
+        self._lock = threading.RLock()
+        self._converted = None
+        self._signature = None
+        try:
+            self._signature = inspect.signature(python_function)
+        except (TypeError, ValueError):
+            pass
+        self._bound_instances = weakref.WeakKeyDictionary()
+
+    # Methods: `@gt.function` on a method traces per instance, as TF.
+    def __get__(self, instance, owner=None):
+        if instance is None:
+            return self
+        try:
+            return self._bound_instances[instance]
+        except (KeyError, TypeError):
+            pass
+        bound = Function(
+            self._python_function.__get__(instance, owner),
+            input_signature=self._input_signature,
+            autograph=self._autograph,
+            jit_compile=self._jit_compile,
+            reduce_retracing=self._reduce_retracing,
+            name=self._name,
+        )
+        try:
+            self._bound_instances[instance] = bound
+        except TypeError:
+            pass
+        return bound
+
+    @property
+    def python_function(self):
+        """The wrapped Python function."""
+        return self._python_function
+
+    @property
+    def input_signature(self):
+        return None if self._input_signature is None else tuple(self._input_signature)
+
+    def experimental_get_tracing_count(self):
+        """How many times the Python function was traced."""
+        return self._tracing_count
+
+    def _callable(self):
+        if self._converted is None:
+            if self._autograph:
+                from . import _autograph
+
+                self._converted = _autograph.convert(self._python_function)
+            else:
+                self._converted = self._python_function
+        return self._converted
+
+    def _canonical(self, args, kwargs):
+        """The arguments bound to the parameters, defaults applied: ``(args, kwargs)``
+        with every parameter positional where it can be."""
+        if self._signature is None:
+            return args, kwargs
+        try:
+            bound = self._signature.bind(*args, **kwargs)
+        except TypeError as e:
+            raise TypeError(f"{self._name}(): {e}") from None
+        given = set(bound.arguments)
+        bound.apply_defaults()
+        # A native function's signature shows some defaults as `...`: leave those out.
+        for k in [k for k, v in bound.arguments.items() if v is Ellipsis and k not in given]:
+            del bound.arguments[k]
+        return tuple(bound.args), dict(bound.kwargs)
+
+    def _signature_args(self, args, kwargs):
+        """With an input signature: the arguments checked against it."""
+        sig = self._input_signature
+        if kwargs:
+            # Keyword arguments fill the positional slots of the signature.
+            args = tuple(args) + tuple(kwargs.values())
+            kwargs = {}
+        if len(args) != len(sig):
+            raise _InputSignatureMismatch(
+                f"Binding inputs to gt.function `{self._name}` failed: it takes "
+                f"{len(sig)} argument(s) by its input_signature, got {len(args)}"
+            )
+        out = []
+        for a, spec in zip(args, sig):
+            flat_a = _nest.flatten(a)
+            flat_s = _nest.flatten(spec)
+            if len(flat_a) != len(flat_s):
+                raise _InputSignatureMismatch(
+                    f"Binding inputs to gt.function `{self._name}` failed: {a!r} does not "
+                    f"match the structure of input_signature {spec}"
+                )
+            conv = []
+            for x, s in zip(flat_a, flat_s):
+                try:
+                    t = (
+                        x
+                        if isinstance(x, _Tensor)
+                        else _native.convert_to_tensor(x.read_value() if isinstance(x, _Variable) else x, dtype=s.dtype)
+                    )
+                except (TypeError, ValueError) as e:
+                    raise _InputSignatureMismatch(f"Binding inputs to gt.function `{self._name}` failed: {e}") from None
+                if not s.is_compatible_with(t):
+                    raise _InputSignatureMismatch(
+                        f"Binding inputs to gt.function `{self._name}` failed: "
+                        f"{t.dtype.name} tensor of shape {tuple(t.shape)} is incompatible "
+                        f"with input_signature {s}"
+                    )
+                conv.append(t)
+            out.append(_nest.pack_sequence_as(spec, conv) if _nest.is_nested(spec) else conv[0])
+        return tuple(out), {}
+
+    def _key(self, args, kwargs):
+        if self._input_signature is not None:
+            return ("signature",)
+        flat = _nest.flatten((args, kwargs))
+        leaves = tuple(_leaf_key(x, self._reduce_retracing) for x in flat)
+        return (_structure_key((args, kwargs)), leaves)
+
+    def __call__(self, *args, **kwargs):
+        if _native._is_tracing():
+            # Inside another trace: the body becomes part of that graph.
+            return self._callable()(*args, **kwargs)
+        concrete, args, kwargs = self._concrete(args, kwargs)
+        return concrete._run(self._tensors_for(concrete, args, kwargs, checked=True))
+
+    def _tensors_for(self, concrete, args, kwargs, checked=False):
+        if not checked:
+            args, kwargs = self._canonical(args, kwargs)
+            if self._input_signature is not None:
+                args, kwargs = self._signature_args(args, kwargs)
+        flat = _nest.flatten((args, kwargs))
+        return [
+            flat[i] if isinstance(flat[i], _Tensor) else _native.convert_to_tensor(flat[i]) for i in concrete._positions
+        ]
+
+    def _concrete(self, args, kwargs, specs=None):
+        args, kwargs = self._canonical(args, kwargs)
+        if self._input_signature is not None:
+            args, kwargs = self._signature_args(args, kwargs)
+        key = self._key(args, kwargs) if specs is None else ("specs", tuple(specs), self._key(args, kwargs)[0])
+        with self._lock:
+            concrete = self._cache.get(key)
+            if concrete is None:
+                concrete = self._trace(args, kwargs, specs)
+                self._cache[key] = concrete
+        return concrete, args, kwargs
+
+    def get_concrete_function(self, *args, **kwargs):
+        """The trace for these arguments (tensors, ``TensorSpec``s or Python values),
+        tracing if needed. Without arguments, the input signature's."""
+        if not args and not kwargs and self._input_signature is not None:
+            args = tuple(self._input_signature)
+        flat = _nest.flatten((args, kwargs))
+        specs = None
+        if any(isinstance(x, TensorSpec) for x in flat) and self._input_signature is None:
+            specs = [x for x in flat if isinstance(x, (TensorSpec, _Tensor, _np.ndarray))]
+            specs = [
+                s if isinstance(s, TensorSpec) else TensorSpec(tuple(s.shape), _native.convert_to_tensor(s).dtype)
+                for s in specs
+            ]
+        if any(isinstance(x, TensorSpec) for x in flat):
+            flat = [_example(x) if isinstance(x, TensorSpec) else x for x in flat]
+            args, kwargs = _nest.pack_sequence_as((args, kwargs), flat)
+        concrete, _, _ = self._concrete(tuple(args), kwargs, specs)
+        return concrete
+
+    def _trace(self, args, kwargs, given_specs=None):
+        flat = _nest.flatten((args, kwargs))
+        positions = [i for i, x in enumerate(flat) if _is_tensor_arg(x)]
+        examples = [flat[i] if isinstance(flat[i], _Tensor) else _native.convert_to_tensor(flat[i]) for i in positions]
+        if self._input_signature is not None:
+            specs = list(_nest.flatten(self._input_signature))
+        elif given_specs is not None:
+            specs = list(given_specs)
+        elif self._reduce_retracing:
+            specs = [TensorSpec((None,) * len(t.shape), t.dtype) for t in examples]
+        else:
+            specs = [TensorSpec(tuple(t.shape), t.dtype) for t in examples]
+        func = self._callable()
+        result = {}
+
+        def traced(placeholders):
+            new_flat = list(flat)
+            for i, p in zip(positions, placeholders):
+                new_flat[i] = p
+            a, kw = _nest.pack_sequence_as((args, kwargs), new_flat)
+            out = func(*a, **kw)
+            leaves = _nest.flatten(out)
+            is_t = []
+            tensors = []
+            for v in leaves:
+                if isinstance(v, _Variable):
+                    v = v.read_value()
+                if isinstance(v, _Tensor):
+                    is_t.append(True)
+                    tensors.append(v)
+                else:
+                    is_t.append(False)
+            result["out"] = out
+            result["is_t"] = is_t
+            return tensors
+
+        self._tracing_count += 1
+        graph, _ = _native._trace(traced, examples, [(s.dtype, s._dims()) for s in specs])
+        graph = graph.optimize()
+        return ConcreteFunction(self, graph, specs, (args, kwargs), positions, result["out"], result["is_t"])
+
+    def __repr__(self):
+        return f"<gt.function {self._name}>"
+
+
+def _structure_key(x):
+    if isinstance(x, dict):
+        return ("dict", tuple((k, _structure_key(x[k])) for k in _nest._sorted_keys(x)))
+    if isinstance(x, (list, tuple)):
+        return (type(x).__name__, tuple(_structure_key(v) for v in x))
+    return "."
+
+
+def _example(spec):
+    """A tensor fitting ``spec`` to trace with (ones; ``None`` dims of size 1, unknown
+    rank a scalar)."""
+    dims = spec._dims()
+    shape = [] if dims is None else [1 if d is None else d for d in dims]
+    return _native.ones(shape, dtype=spec.dtype)
+
+
+def function(
+    func=None,
+    input_signature=None,
+    autograph=True,
+    jit_compile=None,
+    reduce_retracing=False,
+    experimental_implements=None,
+    experimental_autograph_options=None,
+    experimental_attributes=None,
+    experimental_relax_shapes=None,
+    experimental_compile=None,
+    experimental_follow_type_hints=None,
+    name=None,
+):
+    """Traces ``func`` into a graph per input signature; calls run the graph.
+    TF equivalent: ``tf.function``. Usable as ``@gt.function``,
+    ``@gt.function(input_signature=[...])`` and ``gt.function(f)``.
+
+    ``jit_compile=True`` asks for the graph to be compiled as far as the engine can: the
+    graph is always optimized (dead code removed, constants folded, repeated
+    computations merged), so the flag changes nothing more.
+
+    >>> import gradtape as gt
+    >>> @gt.function
+    ... def f(x):
+    ...     return x * x + 1.0
+    >>> print(f(gt.constant(3.0)))
+    gt.Tensor(10.0, shape=(), dtype=float32)
+    """
+    del experimental_implements, experimental_autograph_options, experimental_attributes
+    del experimental_follow_type_hints
+    if experimental_relax_shapes:
+        reduce_retracing = True
+    if experimental_compile is not None and jit_compile is None:
+        jit_compile = experimental_compile
+
+    def wrap(f):
+        return Function(
+            f,
+            input_signature=input_signature,
+            autograph=autograph,
+            jit_compile=jit_compile,
+            reduce_retracing=reduce_retracing,
+            name=name,
+        )
+
+    if func is None:
+        return wrap
+    return wrap(func)
+
+
+# ---- control flow ----------------------------------------------------------------
+
+
+def _to_tensors(flat, what):
+    out = []
+    for v in flat:
+        if isinstance(v, _Variable):
+            v = v.read_value()
+        if not isinstance(v, _Tensor):
+            try:
+                v = _native.convert_to_tensor(v)
+            except (TypeError, ValueError):
+                raise TypeError(
+                    f"{what} must return tensors (or values convertible to tensors), got {type(v).__name__}"
+                ) from None
+        out.append(v)
+    return out
+
+
+def cond(pred, true_fn=None, false_fn=None, name=None):
+    """``true_fn()`` if ``pred`` else ``false_fn()``. Eagerly, only the taken branch runs;
+    inside a ``gt.function`` both are traced and the choice is made on every call.
+    TF equivalent: ``tf.cond``.
+
+    >>> import gradtape as gt
+    >>> print(gt.cond(gt.constant(2.0) > 1.0, lambda: gt.constant(1.0), lambda: gt.constant(0.0)))
+    gt.Tensor(1.0, shape=(), dtype=float32)
+    """
+    del name
+    if true_fn is None or false_fn is None:
+        raise TypeError("cond: true_fn and false_fn are required")
+    if not callable(true_fn) or not callable(false_fn):
+        raise TypeError("cond: true_fn and false_fn must be callable")
+    if not _native._is_symbolic(pred) and not (_native._is_tracing() and isinstance(pred, _Tensor) and False):
+        return true_fn() if _truth(pred) else false_fn()
+    structure = {}
+
+    def branch(fn, key):
+        def run():
+            out = fn()
+            structure[key] = out
+            return _to_tensors(_nest.flatten(out), "cond's branches")
+
+        return run
+
+    outs = _native._cond(_pred_tensor(pred), branch(true_fn, "t"), branch(false_fn, "f"))
+    _same_structure(structure["t"], structure["f"], "true_fn", "false_fn")
+    return _nest.pack_sequence_as(structure["t"], outs)
+
+
+def _pred_tensor(pred):
+    t = pred if isinstance(pred, _Tensor) else _native.convert_to_tensor(pred)
+    if t.dtype != _native.bool:
+        raise TypeError(f"the predicate must be a bool tensor, got {t.dtype.name}")
+    if t.shape.rank if hasattr(t.shape, "rank") else len(t.shape):
+        if t.size != 1:
+            raise ValueError(f"the predicate must be a scalar, got shape {tuple(t.shape)}")
+        t = _native.reshape(t, [])
+    return t
+
+
+def _truth(pred):
+    if isinstance(pred, (_Tensor, _Variable)):
+        t = pred if isinstance(pred, _Tensor) else pred.read_value()
+        if t.size != 1:
+            raise ValueError(f"the predicate must be a scalar, got shape {tuple(t.shape)}")
+        return bool(t)
+    return bool(pred)
+
+
+def _same_structure(a, b, na, nb):
+    try:
+        _nest.pack_sequence_as(a, _nest.flatten(b))
+        _nest.pack_sequence_as(b, _nest.flatten(a))
+    except ValueError:
+        raise ValueError(f"{na} and {nb} must return the same nested structure: {a!r} vs {b!r}") from None
+    if _structure_key(a) != _structure_key(b):
+        raise ValueError(f"{na} and {nb} must return the same nested structure: {a!r} vs {b!r}")
+
+
+def while_loop(
+    cond,
+    body,
+    loop_vars,
+    shape_invariants=None,
+    parallel_iterations=10,
+    back_prop=True,
+    swap_memory=False,
+    maximum_iterations=None,
+    name=None,
+):
+    """``while cond(*loop_vars): loop_vars = body(*loop_vars)``; returns the final loop
+    variables (same structure). Inside a ``gt.function`` with a symbolic condition, the
+    loop is one graph node run on every call. TF equivalent: ``tf.while_loop``.
+
+    >>> import gradtape as gt
+    >>> print(gt.while_loop(lambda i: i < 10, lambda i: (i + 3,), [gt.constant(0)]))
+    [<gt.Tensor: shape=(), dtype=int32, numpy=12>]
+    """
+    del shape_invariants, parallel_iterations, back_prop, swap_memory, name
+    if not callable(cond) or not callable(body):
+        raise TypeError("while_loop: cond and body must be callable")
+    single = not isinstance(loop_vars, (list, tuple)) or _nest._is_namedtuple(loop_vars)
+    structure = (loop_vars,) if single else loop_vars
+
+    def call_body(vs):
+        out = body(*vs)
+        if single and not (
+            isinstance(out, (list, tuple)) and len(out) == 1 and len(structure) == 1 and not _nest._is_namedtuple(out)
+        ):
+            out = (out,)
+        return out
+
+    if maximum_iterations is not None:
+        # The counter rides along as one more loop variable.
+        n_max = maximum_iterations
+
+        def cond2(i, *vs):
+            return _native.logical_and(i < n_max, _to_pred(cond(*vs)))
+
+        def body2(i, *vs):
+            return (i + 1, *call_body(vs))
+
+        out = _loop(cond2, body2, (_native.constant(0),) + tuple(structure))
+        out = out[1:]
+    else:
+        out = _loop(lambda *vs: cond(*vs), lambda *vs: call_body(vs), tuple(structure))
+    if single:
+        return out[0]
+    return type(loop_vars)(out) if not _nest._is_namedtuple(loop_vars) else type(loop_vars)(*out)
+
+
+def _to_pred(c):
+    return c if isinstance(c, _Tensor) else _native.constant(bool(c))
+
+
+def _loop(cond, body, vars_):
+    """The loop over a tuple of (nested) loop variables."""
+    first = cond(*vars_)
+    symbolic = _native._is_symbolic(first) or (
+        _native._is_tracing()
+        and any(_native._is_symbolic(v) for v in _nest.flatten(vars_) if isinstance(v, _Tensor))
+        and isinstance(first, _Tensor)
+    )
+    if not symbolic:
+        c = first
+        while _truth(c):
+            new = body(*vars_)
+            _check_loop_structure(vars_, new)
+            vars_ = tuple(new)
+            c = cond(*vars_)
+        return vars_
+    flat = _to_tensors(_nest.flatten(vars_), "while_loop's loop variables")
+
+    def c(vs):
+        return _pred_tensor(_to_pred(cond(*_nest.pack_sequence_as(vars_, vs))))
+
+    def b(vs):
+        new = body(*_nest.pack_sequence_as(vars_, vs))
+        _check_loop_structure(vars_, new)
+        return _to_tensors(_nest.flatten(new), "while_loop's body")
+
+    outs = _native._while_loop(c, b, flat)
+    return tuple(_nest.pack_sequence_as(vars_, outs))
+
+
+def _check_loop_structure(before, after):
+    if not isinstance(after, (list, tuple)) or len(after) != len(before):
+        raise ValueError(
+            f"while_loop: the body must return as many loop variables as it takes ({len(before)}), got {after!r}"
+        )
+    _same_structure(tuple(before), tuple(after), "the loop variables", "the body's result")
+
+
+def print_(*inputs, output_stream=None, summarize=3, sep=" ", end="\n", name=None):
+    """Prints tensors (and Python values) when the op runs: every call of a
+    ``gt.function``, not only while tracing. Writes to ``sys.stderr`` by default, as TF.
+    TF equivalent: ``tf.print``."""
+    del name
+    import sys
+
+    tensors = []
+    parts = []
+    for x in inputs:
+        if isinstance(x, _Variable):
+            x = x.read_value()
+        if isinstance(x, _Tensor):
+            parts.append(None)
+            tensors.append(x)
+        else:
+            parts.append(x)
+
+    def emit(values):
+        it = iter(values)
+        text = sep.join(_format(next(it), summarize) if p is None else str(p) for p in parts)
+        stream = output_stream if output_stream is not None else sys.stderr
+        if isinstance(stream, str):
+            stream = sys.stdout if "stdout" in stream else sys.stderr
+        print(text, end=end, file=stream)
+
+    _native._effect(emit, tensors)
+
+
+def _format(t, summarize):
+    """TF's ``tf.print`` text of a tensor: floats in ``%g`` form (six significant
+    digits), ``summarize`` items at each end of an axis (all when negative or None)."""
+    a = t.numpy()
+
+    def real(v):
+        return f"{v:g}"
+
+    def cplx(v):
+        return f"({real(v.real)}+{real(v.imag)}j)"
+
+    fmt = {"float_kind": real, "complexfloat": cplx}
+    if a.ndim == 0:
+        kind = a.dtype.kind
+        return real(a) if kind == "f" else cplx(a) if kind == "c" else str(a)
+    n = summarize if summarize is not None and summarize > 0 else None
+    opts = {"threshold": 2 * n if n else _np.inf}
+    if n:
+        opts["edgeitems"] = n
+    with _np.printoptions(**opts):
+        return _np.array2string(a, separator=" ", formatter=fmt)
+
+
+def switch_case(branch_index, branch_fns, default=None, name=None):
+    """Runs ``branch_fns[branch_index]`` (``default``, or the last branch, when the index
+    is out of range). ``branch_fns`` is a list of callables, of ``(index, callable)``
+    pairs, or a dict. TF equivalent: ``tf.switch_case``.
+
+    >>> import gradtape as gt
+    >>> print(gt.switch_case(gt.constant(1), [lambda: gt.constant(10), lambda: gt.constant(20)]))
+    gt.Tensor(20, shape=(), dtype=int32)
+    """
+    del name
+    if isinstance(branch_fns, dict):
+        pairs = sorted(branch_fns.items())
+    else:
+        branch_fns = list(branch_fns)
+        if branch_fns and isinstance(branch_fns[0], tuple):
+            pairs = sorted(branch_fns)
+        else:
+            pairs = list(enumerate(branch_fns))
+    if not pairs:
+        raise ValueError("switch_case: branch_fns must not be empty")
+    for _, fn in pairs:
+        if not callable(fn):
+            raise TypeError("switch_case: every branch must be callable")
+    if default is None:
+        default = pairs[-1][1]
+    if not _native._is_symbolic(branch_index):
+        i = int(branch_index if not isinstance(branch_index, _Variable) else branch_index.read_value())
+        for k, fn in pairs:
+            if k == i:
+                return fn()
+        return default()
+    index = branch_index
+
+    def chain(rest):
+        if not rest:
+            return default()
+        (k, fn), tail = rest[0], rest[1:]
+        return cond(_native.equal(index, k), fn, lambda: chain(tail))
+
+    return chain(pairs)
+
+
+def map_fn(
+    fn,
+    elems,
+    dtype=None,
+    parallel_iterations=None,
+    back_prop=True,
+    swap_memory=False,
+    infer_shape=True,
+    name=None,
+    fn_output_signature=None,
+):
+    """``fn`` applied to each slice of ``elems`` along axis 0 (a nested structure of
+    tensors is sliced together), the results stacked. Inside a ``gt.function`` on
+    symbolic input it is one loop node. TF equivalent: ``tf.map_fn``.
+
+    >>> import gradtape as gt
+    >>> print(gt.map_fn(lambda x: x * x, gt.constant([1.0, 2.0, 3.0])))
+    gt.Tensor([1. 4. 9.], shape=(3,), dtype=float32)
+    """
+    del dtype, parallel_iterations, back_prop, swap_memory, infer_shape, name, fn_output_signature
+    flat = [
+        e.read_value() if isinstance(e, _Variable) else (e if isinstance(e, _Tensor) else _native.convert_to_tensor(e))
+        for e in _nest.flatten(elems)
+    ]
+    if not flat:
+        raise ValueError("map_fn: elems must hold at least one tensor")
+    n0 = flat[0].shape[0] if len(flat[0].shape) else None
+    if n0 is None:
+        raise ValueError("map_fn: elems must have at least one dimension")
+    for t in flat[1:]:
+        if not len(t.shape) or t.shape[0] != n0:
+            raise ValueError("map_fn: all elems must have the same size along axis 0")
+
+    def item(i):
+        return _nest.pack_sequence_as(elems, [t[i] for t in flat]) if _nest.is_nested(elems) else flat[0][i]
+
+    if not any(_native._is_symbolic(t) for t in flat):
+        outs = [fn(item(i)) for i in range(n0)]
+        if not outs:
+            raise ValueError("map_fn: elems is empty, so the output structure is unknown")
+        leaves = [_to_tensors(_nest.flatten(o), "map_fn's fn") for o in outs]
+        stacked = [_native.stack([row[k] for row in leaves]) for k in range(len(leaves[0]))]
+        return _nest.pack_sequence_as(outs[0], stacked)
+    # Symbolic: a loop that grows the stacked results one row at a time.
+    n = _native.shape(flat[0])[0]
+    first = fn(item(0))
+    first_flat = _to_tensors(_nest.flatten(first), "map_fn's fn")
+    acc0 = tuple(_native.expand_dims(t, 0) for t in first_flat)
+
+    def body(i, *acc):
+        out = _to_tensors(_nest.flatten(fn(item(i))), "map_fn's fn")
+        return (i + 1, *[_native.concat([a, _native.expand_dims(o, 0)], 0) for a, o in zip(acc, out)])
+
+    res = while_loop(lambda i, *acc: i < n, body, (_native.constant(1),) + acc0)
+    return _nest.pack_sequence_as(first, list(res[1:]))
+
+
+def vectorized_map(fn, elems, fallback_to_while_loop=True, warn=True):
+    """``fn`` over the slices of ``elems`` along axis 0, stacked: the values of
+    ``map_fn``. TF equivalent: ``tf.vectorized_map``."""
+    del fallback_to_while_loop, warn
+    return map_fn(fn, elems)

@@ -1,0 +1,104 @@
+//! Gradient tapes used inside a traced function.
+//!
+//! A tape the function creates, enters, watches with and asks for gradients is traced
+//! like any op: each use is a node, and the nodes of one tape share a slot. When the
+//! graph runs, its `Start` node makes a new tape in that slot of the run's frame (a
+//! frame per top-level run; control-flow subgraphs share their caller's), and the other
+//! nodes use it: so every call differentiates its own ops, exactly as the eager code
+//! would on each call.
+
+use std::cell::RefCell;
+
+use super::trace;
+use crate::error::{Error, Result};
+use crate::tape::GradientTape;
+use crate::tensor::Tensor;
+
+thread_local! {
+    static FRAMES: RefCell<Vec<Vec<Option<GradientTape>>>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Runs `f` (a top-level graph run) with a frame of tape slots of its own.
+pub(super) fn with_frame<R>(f: impl FnOnce() -> R) -> R {
+    struct Pop;
+    impl Drop for Pop {
+        fn drop(&mut self) {
+            let frame = FRAMES.with(|s| s.borrow_mut().pop());
+            // A tape the function entered and did not leave (an error in between)
+            // stops recording with the call.
+            for t in frame.into_iter().flatten().flatten() {
+                t.exit();
+            }
+        }
+    }
+    FRAMES.with(|s| s.borrow_mut().push(Vec::new()));
+    let _pop = Pop;
+    f()
+}
+
+fn slot_tape(slot: usize) -> Result<GradientTape> {
+    FRAMES.with(|s| {
+        s.borrow()
+            .last()
+            .and_then(|f| f.get(slot).cloned().flatten())
+            .ok_or_else(|| Error::Internal(format!("graph tape slot {slot} used before its Start")))
+    })
+}
+
+/// A use of a tape when the graph runs: the run's tape and the node's inputs.
+pub type TapeCall = Box<dyn Fn(&GradientTape, &[Tensor]) -> Result<Vec<Tensor>> + Send + Sync>;
+
+/// What a traced function did with a tape.
+pub enum TapeUse {
+    /// Entered it (`with tape:`): the run makes a new tape with these options.
+    Start {
+        persistent: bool,
+        watch_accessed_variables: bool,
+    },
+    /// Left it.
+    Exit,
+    /// Any other use: run `f` with the run's tape and the node's input tensors.
+    Call(TapeCall),
+}
+
+/// Records a use of `tape` in the current trace (nothing when not tracing); `outputs`
+/// are the values the use gave during the trace.
+pub fn record_tape_use(
+    name: &str,
+    tape: &GradientTape,
+    what: TapeUse,
+    inputs: &[&Tensor],
+    outputs: &[Tensor],
+) -> Result<()> {
+    if !trace::is_tracing() {
+        return Ok(());
+    }
+    let slot = trace::tape_slot(tape.key());
+    let f: super::Forward = match what {
+        TapeUse::Start {
+            persistent,
+            watch_accessed_variables,
+        } => std::sync::Arc::new(move |_: &[Tensor]| {
+            let t = GradientTape::with_options(persistent, watch_accessed_variables);
+            t.start();
+            FRAMES.with(|s| {
+                let mut s = s.borrow_mut();
+                let frame = s
+                    .last_mut()
+                    .ok_or_else(|| Error::Internal("a graph tape outside a run".into()))?;
+                if frame.len() <= slot {
+                    frame.resize(slot + 1, None);
+                }
+                frame[slot] = Some(t);
+                Ok::<_, Error>(())
+            })?;
+            Ok(Vec::new())
+        }),
+        TapeUse::Exit => std::sync::Arc::new(move |_: &[Tensor]| {
+            slot_tape(slot)?.exit();
+            Ok(Vec::new())
+        }),
+        TapeUse::Call(f) => std::sync::Arc::new(move |xs: &[Tensor]| f(&slot_tape(slot)?, xs)),
+    };
+    trace::push_effect(name, f, inputs, outputs)
+}

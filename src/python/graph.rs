@@ -1,0 +1,400 @@
+//! `gt.function`'s native side: tracing Python into a [`Graph`], running it with the GIL
+//! released, and the one helper every op binding calls so that tracing sees the op.
+//!
+//! A binding computes its op through [`call`] (or [`call_n`], [`call_multi`]): eagerly
+//! it is the op itself, run as [`heavy`] runs it; while this thread traces, the call is
+//! also recorded as a graph node, its closure owning the op's non-tensor arguments.
+
+use std::sync::Arc;
+
+use pyo3::exceptions::{PyAttributeError, PyTypeError};
+use pyo3::prelude::*;
+use pyo3::types::PyList;
+
+use super::convert::{as_tensor, to_dtype};
+use super::entry::guarded;
+use super::heavy;
+use super::tensor::PyTensor;
+use crate::error::{Error, Result};
+use crate::graph::{self, Elementwise, Graph, Spec};
+use crate::tensor::Tensor;
+
+/// `f(x)` for a binding: eager, or recorded as node `name` (with `key()` the text of the
+/// non-tensor arguments `f` owns) while tracing.
+#[inline]
+pub(crate) fn call<F>(
+    py: Python<'_>,
+    name: &str,
+    key: impl FnOnce() -> String,
+    x: &Tensor,
+    f: F,
+) -> PyResult<Tensor>
+where
+    F: Fn(&Tensor) -> Result<Tensor> + Send + Sync + 'static,
+{
+    if !graph::is_tracing() {
+        return heavy(py, x.size(), || f(x));
+    }
+    let k = key();
+    Ok(
+        guarded(|| graph::apply(name, Some(k), None, &[x], move |a| Ok(vec![f(&a[0])?])))?
+            .remove(0),
+    )
+}
+
+/// `f(x, y)` for a binding, as [`call`].
+#[inline]
+pub(crate) fn call2<F>(
+    py: Python<'_>,
+    name: &str,
+    key: impl FnOnce() -> String,
+    x: &Tensor,
+    y: &Tensor,
+    f: F,
+) -> PyResult<Tensor>
+where
+    F: Fn(&Tensor, &Tensor) -> Result<Tensor> + Send + Sync + 'static,
+{
+    if !graph::is_tracing() {
+        return heavy(py, x.size().max(y.size()), || f(x, y));
+    }
+    let k = key();
+    Ok(guarded(|| {
+        graph::apply(name, Some(k), None, &[x, y], move |a| {
+            Ok(vec![f(&a[0], &a[1])?])
+        })
+    })?
+    .remove(0))
+}
+
+/// `f(xs)` for a binding taking any number of tensors, as [`call`].
+pub(crate) fn call_n<F>(
+    py: Python<'_>,
+    name: &str,
+    key: impl FnOnce() -> String,
+    xs: &[Tensor],
+    f: F,
+) -> PyResult<Tensor>
+where
+    F: Fn(&[Tensor]) -> Result<Tensor> + Send + Sync + 'static,
+{
+    Ok(call_multi(py, name, key, xs, move |a| Ok(vec![f(a)?]))?.remove(0))
+}
+
+/// `f(xs)` for a binding with several outputs, as [`call`].
+pub(crate) fn call_multi<F>(
+    py: Python<'_>,
+    name: &str,
+    key: impl FnOnce() -> String,
+    xs: &[Tensor],
+    f: F,
+) -> PyResult<Vec<Tensor>>
+where
+    F: Fn(&[Tensor]) -> Result<Vec<Tensor>> + Send + Sync + 'static,
+{
+    if !graph::is_tracing() {
+        let n = xs.iter().map(|t| t.size()).max().unwrap_or(0);
+        return heavy(py, n, || f(xs));
+    }
+    let k = key();
+    let refs: Vec<&Tensor> = xs.iter().collect();
+    Ok(guarded(|| graph::apply(name, Some(k), None, &refs, f))?)
+}
+
+/// A call with an effect or fresh randomness (`gt.random.*`): run on every call of a
+/// graph, never merged or folded.
+pub(crate) fn call_stateful<F>(
+    py: Python<'_>,
+    name: &str,
+    xs: &[Tensor],
+    f: F,
+) -> PyResult<Vec<Tensor>>
+where
+    F: Fn(&[Tensor]) -> Result<Vec<Tensor>> + Send + Sync + 'static,
+{
+    if !graph::is_tracing() {
+        let n = xs.iter().map(|t| t.size()).max().unwrap_or(0);
+        return heavy(py, n, || f(xs));
+    }
+    let refs: Vec<&Tensor> = xs.iter().collect();
+    Ok(guarded(|| graph::apply_stateful(name, &refs, f))?)
+}
+
+/// An elementwise unary op (fusable).
+#[inline]
+pub(crate) fn unary(
+    py: Python<'_>,
+    x: &Tensor,
+    f: fn(&Tensor) -> Result<Tensor>,
+) -> PyResult<Tensor> {
+    if !graph::is_tracing() {
+        return heavy(py, x.size(), || f(x));
+    }
+    let key = format!("{:p}", f as *const ());
+    Ok(guarded(|| {
+        graph::apply(
+            "Unary",
+            Some(key),
+            Some(Elementwise::Unary(f)),
+            &[x],
+            move |a| Ok(vec![f(&a[0])?]),
+        )
+    })?
+    .remove(0))
+}
+
+/// An elementwise binary op with broadcasting (fusable).
+#[inline]
+pub(crate) fn binary(
+    py: Python<'_>,
+    x: &Tensor,
+    y: &Tensor,
+    f: fn(&Tensor, &Tensor) -> Result<Tensor>,
+) -> PyResult<Tensor> {
+    if !graph::is_tracing() {
+        return heavy(py, x.size().max(y.size()), || f(x, y));
+    }
+    let key = format!("{:p}", f as *const ());
+    Ok(guarded(|| {
+        graph::apply(
+            "Binary",
+            Some(key),
+            Some(Elementwise::Binary(f)),
+            &[x, y],
+            move |a| Ok(vec![f(&a[0], &a[1])?]),
+        )
+    })?
+    .remove(0))
+}
+
+/// The error for a symbolic tensor used where a Python value is needed.
+pub(crate) fn check_concrete(t: &Tensor, what: &str) -> PyResult<()> {
+    if graph::is_tracing() && graph::lookup(t) {
+        let msg = match what {
+            "bool" => "Using a symbolic `gt.Tensor` as a Python `bool` is not allowed in a \
+                       gt.function: use gt.cond or gt.while_loop for control flow on a tensor \
+                       (with autograph=True, gt.function converts `if`, `while` and `for` \
+                       statements on tensors to them)"
+                .to_string(),
+            _ => format!(
+                "a symbolic `gt.Tensor` has no concrete value while gt.function traces (it \
+                 was used as a Python {what}); compute with gt ops instead, or use \
+                 gt.cond / gt.while_loop for control flow"
+            ),
+        };
+        return Err(match what {
+            "numpy" => PyAttributeError::new_err(msg),
+            _ => PyTypeError::new_err(msg),
+        });
+    }
+    Ok(())
+}
+
+/// A traced graph, run with the GIL released.
+#[pyclass(frozen, name = "_Graph", module = "gradtape")]
+pub(crate) struct PyGraph {
+    g: Arc<Graph>,
+}
+
+#[pymethods]
+impl PyGraph {
+    /// Runs the graph on `args` (tensors matching the specs); returns the outputs.
+    fn run(&self, py: Python<'_>, args: Vec<Bound<'_, PyAny>>) -> PyResult<Vec<PyTensor>> {
+        let args: Vec<Tensor> = args
+            .iter()
+            .map(|a| {
+                as_tensor(a).ok_or_else(|| PyTypeError::new_err("graph arguments are tensors"))
+            })
+            .collect::<PyResult<_>>()?;
+        let g = self.g.clone();
+        let outs = if graph::is_tracing() {
+            guarded(|| g.run(&args))?
+        } else {
+            super::interruptible(py, || g.run(&args))?
+        };
+        Ok(outs.into_iter().map(PyTensor::from).collect())
+    }
+    /// The optimized graph (dead code removed, constants folded, repeats merged).
+    fn optimize(&self) -> PyResult<PyGraph> {
+        Ok(PyGraph {
+            g: Arc::new(guarded(|| self.g.optimize())?),
+        })
+    }
+    /// `[(op name, count)]` of the nodes.
+    fn op_counts(&self) -> Vec<(String, usize)> {
+        self.g.op_counts()
+    }
+    #[getter]
+    fn num_nodes(&self) -> usize {
+        self.g.nodes().len()
+    }
+}
+
+/// A Python error raised inside a traced callback, carried through the engine.
+fn py_err(e: PyErr) -> Error {
+    Error::Python(e)
+}
+
+fn tensors_of(ob: &Bound<'_, PyAny>, what: &str) -> Result<Vec<Tensor>> {
+    let list = ob
+        .cast::<PyList>()
+        .map_err(|_| Error::Type(format!("{what} must return a list of tensors")))?;
+    list.iter()
+        .map(|x| {
+            as_tensor(&x).ok_or_else(|| {
+                Error::Type(format!(
+                    "{what} returned a {} where a tensor was expected",
+                    x.get_type()
+                        .name()
+                        .map(|n| n.to_string())
+                        .unwrap_or_default()
+                ))
+            })
+        })
+        .collect()
+}
+
+fn py_tensors<'py>(py: Python<'py>, ts: &[Tensor]) -> PyResult<Bound<'py, PyList>> {
+    PyList::new(py, ts.iter().map(|t| PyTensor::from(t.clone())))
+}
+
+/// `(dtype, shape or None)` of a traced argument, shape dims `None` where unknown.
+type SpecArg<'py> = (Bound<'py, PyAny>, Option<Vec<Option<usize>>>);
+
+/// Traces `fn(list_of_inputs) -> list_of_tensors` on example `inputs`; `specs` are
+/// `(dtype, shape or None)` with `None` dims. Returns `(graph, outputs)`.
+#[pyfunction]
+fn _trace(
+    py: Python<'_>,
+    func: Bound<'_, PyAny>,
+    inputs: Vec<Bound<'_, PyAny>>,
+    specs: Vec<SpecArg<'_>>,
+) -> PyResult<(PyGraph, Vec<PyTensor>)> {
+    let inputs: Vec<Tensor> = inputs
+        .iter()
+        .map(|a| as_tensor(a).ok_or_else(|| PyTypeError::new_err("trace inputs are tensors")))
+        .collect::<PyResult<_>>()?;
+    let specs: Vec<Spec> = specs
+        .iter()
+        .map(|(d, s)| {
+            Ok(Spec {
+                dtype: to_dtype(d)?,
+                shape: s.clone(),
+            })
+        })
+        .collect::<PyResult<_>>()?;
+    let traced = graph::trace(&inputs, specs, |xs| {
+        let args = py_tensors(py, xs).map_err(py_err)?;
+        let out = func.call1((args,)).map_err(py_err)?;
+        tensors_of(&out, "the traced function")
+    })?;
+    let outs = traced.outputs.into_iter().map(PyTensor::from).collect();
+    Ok((
+        PyGraph {
+            g: Arc::new(traced.graph),
+        },
+        outs,
+    ))
+}
+
+/// Traced `cond`: `then_fn()` / `else_fn()` return lists of tensors.
+#[pyfunction]
+fn _cond(
+    py: Python<'_>,
+    pred: Bound<'_, PyAny>,
+    then_fn: Bound<'_, PyAny>,
+    else_fn: Bound<'_, PyAny>,
+) -> PyResult<Vec<PyTensor>> {
+    let pred =
+        as_tensor(&pred).ok_or_else(|| PyTypeError::new_err("the predicate must be a tensor"))?;
+    let branch = |f: &Bound<'_, PyAny>, what: &str| -> Result<Vec<Tensor>> {
+        let out = f.call0().map_err(py_err)?;
+        tensors_of(&out, what)
+    };
+    let _ = py;
+    let outs = Graph::cond(
+        &pred,
+        || branch(&then_fn, "true_fn"),
+        || branch(&else_fn, "false_fn"),
+    )?;
+    Ok(outs.into_iter().map(PyTensor::from).collect())
+}
+
+/// Traced `while_loop` over a flat list of loop variables.
+#[pyfunction]
+fn _while_loop(
+    py: Python<'_>,
+    cond_fn: Bound<'_, PyAny>,
+    body_fn: Bound<'_, PyAny>,
+    vars: Vec<Bound<'_, PyAny>>,
+) -> PyResult<Vec<PyTensor>> {
+    let vars: Vec<Tensor> = vars
+        .iter()
+        .map(|a| as_tensor(a).ok_or_else(|| PyTypeError::new_err("loop variables are tensors")))
+        .collect::<PyResult<_>>()?;
+    let outs = Graph::while_loop(
+        vars,
+        |v| {
+            let out = cond_fn
+                .call1((py_tensors(py, v).map_err(py_err)?,))
+                .map_err(py_err)?;
+            as_tensor(&out).ok_or_else(|| Error::Type("cond must return a tensor".into()))
+        },
+        |v| {
+            let out = body_fn
+                .call1((py_tensors(py, v).map_err(py_err)?,))
+                .map_err(py_err)?;
+            tensors_of(&out, "body")
+        },
+    )?;
+    Ok(outs.into_iter().map(PyTensor::from).collect())
+}
+
+/// Records `callback(list_of_tensors)` to run (with the GIL) at every call of the graph
+/// being traced, not now: `gt.print` inside a `gt.function`.
+#[pyfunction]
+fn _effect(callback: Py<PyAny>, inputs: Vec<Bound<'_, PyAny>>) -> PyResult<()> {
+    let inputs: Vec<Tensor> = inputs
+        .iter()
+        .map(|a| as_tensor(a).ok_or_else(|| PyTypeError::new_err("effect inputs are tensors")))
+        .collect::<PyResult<_>>()?;
+    let refs: Vec<&Tensor> = inputs.iter().collect();
+    let callback = Arc::new(callback);
+    guarded(|| {
+        graph::record_effect("PrintV2", &refs, move |xs| {
+            Python::attach(|py| {
+                let args = py_tensors(py, xs)?;
+                callback.call1(py, (args,))?;
+                Ok::<_, PyErr>(())
+            })
+            .map_err(py_err)?;
+            Ok(Vec::new())
+        })
+    })?;
+    Ok(())
+}
+
+/// Whether this thread is tracing a `gt.function`.
+#[pyfunction]
+fn _is_tracing() -> bool {
+    graph::is_tracing()
+}
+
+/// Whether `t` is symbolic in the current trace (computed from the function's inputs).
+#[pyfunction]
+fn _is_symbolic(t: Bound<'_, PyAny>) -> bool {
+    graph::is_tracing()
+        && t.cast::<PyTensor>()
+            .is_ok_and(|t| graph::lookup(&t.get().t))
+}
+
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyGraph>()?;
+    m.add_function(wrap_pyfunction!(_trace, m)?)?;
+    m.add_function(wrap_pyfunction!(_cond, m)?)?;
+    m.add_function(wrap_pyfunction!(_while_loop, m)?)?;
+    m.add_function(wrap_pyfunction!(_effect, m)?)?;
+    m.add_function(wrap_pyfunction!(_is_tracing, m)?)?;
+    m.add_function(wrap_pyfunction!(_is_symbolic, m)?)?;
+    Ok(())
+}

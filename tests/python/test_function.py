@@ -1,0 +1,484 @@
+"""gt.function: TF's tf.function semantics, one test per rule, and traced == eager."""
+
+import threading
+
+import numpy as np
+import pytest
+
+import gradtape as gt
+
+
+def test_decorator_forms_trace_once_per_signature():
+    calls = []
+
+    @gt.function
+    def f(x):
+        calls.append(1)  # a Python side effect: runs while tracing only
+        return x * x + 1.0
+
+    assert float(f(gt.constant(3.0))) == 10.0
+    assert float(f(gt.constant(4.0))) == 17.0
+    assert len(calls) == 1
+    assert f.experimental_get_tracing_count() == 1
+    # A new shape or dtype traces again.
+    np.testing.assert_allclose(f(gt.constant([1.0, 2.0])).numpy(), [2.0, 5.0])
+    assert f.experimental_get_tracing_count() == 2
+    assert float(f(gt.constant(2.0, dtype=gt.float64))) == 5.0
+    assert f.experimental_get_tracing_count() == 3
+    assert len(calls) == 3
+
+    g = gt.function(lambda x: x + 1)
+    assert int(g(gt.constant(1))) == 2
+
+    @gt.function()
+    def h(x):
+        return -x
+
+    assert float(h(gt.constant(1.5))) == -1.5
+
+
+def test_python_values_are_part_of_the_signature_by_value():
+    @gt.function
+    def f(x, n):
+        return x * n
+
+    assert float(f(gt.constant(2.0), 3)) == 6.0
+    assert float(f(gt.constant(5.0), 3)) == 15.0
+    assert f.experimental_get_tracing_count() == 1
+    assert float(f(gt.constant(2.0), 4)) == 8.0
+    assert f.experimental_get_tracing_count() == 2
+    # Keyword and positional calls of the same signature share a trace.
+    assert float(f(x=gt.constant(1.0), n=4)) == 4.0
+    assert f.experimental_get_tracing_count() == 2
+
+
+def test_input_signature_with_none_dims_traces_once():
+    @gt.function(input_signature=[gt.TensorSpec([None], gt.float32)])
+    def f(x):
+        return gt.reduce_sum(x * x)
+
+    assert float(f(gt.constant([1.0, 2.0]))) == 5.0
+    assert float(f(gt.constant([1.0, 2.0, 3.0]))) == 14.0
+    assert float(f(np.array([3.0], np.float32))) == 9.0
+    assert f.experimental_get_tracing_count() == 1
+    with pytest.raises((TypeError, ValueError), match="input_signature"):
+        f(gt.constant([[1.0]]))
+    with pytest.raises((TypeError, ValueError)):
+        f(gt.constant([1.0], dtype=gt.float64))
+    with pytest.raises((TypeError, ValueError)):
+        f(gt.constant([1.0]), gt.constant([1.0]))
+
+
+def test_unknown_rank_spec_accepts_any_rank():
+    @gt.function(input_signature=[gt.TensorSpec(None)])
+    def f(x):
+        return x * 2.0
+
+    assert float(f(gt.constant(1.5))) == 3.0
+    np.testing.assert_allclose(f(gt.constant([[1.0, 2.0]])).numpy(), [[2.0, 4.0]])
+    assert f.experimental_get_tracing_count() == 1
+
+
+def test_tensor_spec():
+    s = gt.TensorSpec([None, 3], gt.float64, name="x")
+    assert s.shape.as_list() == [None, 3]
+    assert s.dtype == gt.float64
+    assert s.name == "x"
+    assert s.is_compatible_with(gt.zeros([5, 3], dtype=gt.float64))
+    assert not s.is_compatible_with(gt.zeros([5, 2], dtype=gt.float64))
+    assert not s.is_compatible_with(gt.zeros([5, 3]))
+    assert repr(gt.TensorSpec([None], gt.float32)) == "TensorSpec(shape=(None,), dtype=gt.float32, name=None)"
+    assert gt.TensorSpec(None).shape is None
+    assert gt.TensorSpec([2]) == gt.TensorSpec([2], gt.float32)
+
+
+def test_variables_are_captured_by_reference():
+    v = gt.Variable(1.0)
+
+    @gt.function
+    def f(x):
+        return v * x
+
+    assert float(f(gt.constant(2.0))) == 2.0
+    v.assign(5.0)
+    assert float(f(gt.constant(2.0))) == 10.0
+    assert f.experimental_get_tracing_count() == 1
+
+
+def test_assign_inside_a_function_takes_effect_once_per_call():
+    v = gt.Variable(0.0)
+
+    @gt.function
+    def step(x):
+        v.assign_add(x)
+        return v.read_value()
+
+    assert float(step(gt.constant(1.0))) == 1.0
+    assert float(v) == 1.0  # tracing did not add it a second time
+    assert float(step(gt.constant(2.0))) == 3.0
+    assert float(v) == 3.0
+
+    w = gt.Variable([1.0, 2.0])
+
+    @gt.function
+    def reset():
+        w.assign([0.0, 0.0])
+
+    reset()
+    np.testing.assert_array_equal(w.numpy(), [0.0, 0.0])
+
+
+def test_print_runs_at_call_time(capsys):
+    @gt.function
+    def f(x):
+        print("tracing")
+        gt.print("value:", x)
+        return x + 1
+
+    f(gt.constant(1))
+    f(gt.constant(2))
+    err = capsys.readouterr()
+    assert err.out.count("tracing") == 1
+    assert err.err.splitlines() == ["value: 1", "value: 2"]
+    gt.print(gt.constant([1.0, 2.0]), output_stream="stdout")
+    assert capsys.readouterr().out == "[1 2]\n"
+
+
+def test_gradients_through_a_traced_call_equal_eager():
+    w = gt.Variable([[0.5, -1.0], [2.0, 0.25]], dtype=gt.float64)
+    b = gt.Variable([0.1, -0.2], dtype=gt.float64)
+
+    def loss(x):
+        return gt.reduce_sum(gt.tanh(gt.matmul(x, w) + b) ** 2)
+
+    traced = gt.function(loss)
+    x = gt.constant([[1.0, 2.0], [-0.5, 0.3]], dtype=gt.float64)
+    for _ in range(2):
+        with gt.GradientTape() as t1:
+            e = loss(x)
+        with gt.GradientTape() as t2:
+            g = traced(x)
+        np.testing.assert_allclose(g.numpy(), e.numpy(), rtol=1e-14)
+        ge = t1.gradient(e, [w, b])
+        gg = t2.gradient(g, [w, b])
+        for a, c in zip(ge, gg):
+            np.testing.assert_allclose(c.numpy(), a.numpy(), rtol=1e-14)
+    # Second order through a traced call.
+    xs = gt.constant(0.7, dtype=gt.float64)
+    cube = gt.function(lambda x: x * x * x)
+    with gt.GradientTape() as outer:
+        outer.watch(xs)
+        with gt.GradientTape() as inner:
+            inner.watch(xs)
+            y = cube(xs)
+        dy = inner.gradient(y, xs)
+    d2y = outer.gradient(dy, xs)
+    assert float(dy) == pytest.approx(3 * 0.7**2, rel=1e-14)
+    assert float(d2y) == pytest.approx(6 * 0.7, rel=1e-14)
+
+
+def test_jacobian_and_watch_accessed_variables_through_a_call():
+    v = gt.Variable([1.0, 2.0], dtype=gt.float64)
+    f = gt.function(lambda x: x * v)
+    x = gt.constant([3.0, 4.0], dtype=gt.float64)
+    with gt.GradientTape(persistent=True) as t:
+        t.watch(x)
+        y = f(x)
+    np.testing.assert_allclose(t.jacobian(y, x).numpy(), np.diag([1.0, 2.0]))
+    np.testing.assert_allclose(t.gradient(y, v).numpy(), [3.0, 4.0])
+    with gt.GradientTape(watch_accessed_variables=False) as t:
+        y = f(x)
+    assert t.gradient(y, v) is None
+    with gt.GradientTape() as t:
+        t.watch(x)
+        y = gt.function(lambda x: gt.stop_gradient(x) * x)(x)
+    np.testing.assert_allclose(t.gradient(y, x).numpy(), [3.0, 4.0])
+
+
+def test_a_captured_eager_tensor_is_differentiable():
+    c = gt.constant(3.0)
+    f = gt.function(lambda: c * c)
+    with gt.GradientTape() as t:
+        t.watch(c)
+        y = f()
+    assert float(y) == 9.0
+    assert float(t.gradient(y, c)) == 6.0
+
+
+def test_symbolic_tensors_have_no_python_value():
+    @gt.function(autograph=False)
+    def f(x):
+        if x > 0:
+            return x
+        return -x
+
+    with pytest.raises(TypeError, match="gt.cond"):
+        f(gt.constant(1.0))
+
+    @gt.function
+    def g(x):
+        return x.numpy()
+
+    with pytest.raises(AttributeError):
+        g(gt.constant(1.0))
+
+
+def test_cond_eager_and_traced():
+    assert float(gt.cond(gt.constant(True), lambda: gt.constant(1.0), lambda: gt.constant(2.0))) == 1.0
+    assert float(gt.cond(False, lambda: gt.constant(1.0), lambda: gt.constant(2.0))) == 2.0
+
+    @gt.function
+    def f(x):
+        return gt.cond(x > 0, lambda: x * 2.0, lambda: x * x)
+
+    assert float(f(gt.constant(3.0))) == 6.0
+    assert float(f(gt.constant(-3.0))) == 9.0
+    assert f.experimental_get_tracing_count() == 1
+    x = gt.constant(-3.0)
+    with gt.GradientTape() as t:
+        t.watch(x)
+        y = f(x)
+    assert float(t.gradient(y, x)) == -6.0
+    with pytest.raises(ValueError, match="structure"):
+        gt.function(lambda x: gt.cond(x > 0, lambda: (x, x), lambda: x))(gt.constant(1.0))
+
+
+def test_while_loop_eager_and_traced_with_gradients():
+    assert [
+        int(v) for v in gt.while_loop(lambda i, s: i < 4, lambda i, s: (i + 1, s + i), [gt.constant(0), gt.constant(0)])
+    ] == [4, 6]
+
+    @gt.function
+    def power(x, n):
+        i = gt.constant(0)
+        y = gt.ones_like(x)
+        i, y = gt.while_loop(lambda i, y: i < n, lambda i, y: (i + 1, y * x), (i, y))
+        return y
+
+    x = gt.constant(1.5, dtype=gt.float64)
+    for n in (0, 3, 5):
+        with gt.GradientTape() as t:
+            t.watch(x)
+            y = power(x, gt.constant(n))
+        assert float(y) == pytest.approx(1.5**n)
+        g = t.gradient(y, x)
+        expected = n * 1.5 ** (n - 1) if n else 0.0
+        assert (0.0 if g is None else float(g)) == pytest.approx(expected)
+    assert power.experimental_get_tracing_count() == 1
+    out = gt.while_loop(lambda i: i < 10, lambda i: i + 3, gt.constant(0), maximum_iterations=2)
+    assert int(out) == 6
+
+
+def test_autograph_if_elif_else_on_tensors():
+    @gt.function
+    def sign_square(x):
+        if x > 0:
+            y = x * x
+        elif x < 0:
+            y = -x * x
+        else:
+            y = gt.zeros_like(x)
+        return y
+
+    assert float(sign_square(gt.constant(2.0))) == 4.0
+    assert float(sign_square(gt.constant(-3.0))) == -9.0
+    assert float(sign_square(gt.constant(0.0))) == 0.0
+    assert sign_square.experimental_get_tracing_count() == 1
+
+    @gt.function
+    def branch_return(x):
+        if gt.reduce_sum(x) > 0:
+            return x + 1.0
+        else:
+            return x - 1.0
+
+    np.testing.assert_allclose(branch_return(gt.constant([1.0, 2.0])).numpy(), [2.0, 3.0])
+    np.testing.assert_allclose(branch_return(gt.constant([-1.0, -2.0])).numpy(), [-2.0, -3.0])
+
+
+def test_autograph_while_and_for_with_break_and_continue():
+    @gt.function
+    def collatz_steps(n):
+        steps = gt.constant(0)
+        while n != 1:
+            if n % 2 == 0:
+                n = n // 2
+            else:
+                n = 3 * n + 1
+            steps += 1
+        return steps
+
+    assert int(collatz_steps(gt.constant(6))) == 8
+    assert int(collatz_steps(gt.constant(27))) == 111
+    assert collatz_steps.experimental_get_tracing_count() == 1
+
+    @gt.function
+    def sum_until_negative(xs):
+        total = gt.constant(0.0)
+        for x in xs:
+            if x < 0:
+                break
+            if x > 10:
+                continue
+            total += x
+        return total
+
+    assert float(sum_until_negative(gt.constant([1.0, 20.0, 2.0, -1.0, 5.0]))) == 3.0
+    assert float(sum_until_negative(gt.constant([4.0, 5.0]))) == 9.0
+
+    @gt.function
+    def triangle(n):
+        s = gt.constant(0)
+        for i in gt.range(n):
+            s += i
+        return s
+
+    assert int(triangle(gt.constant(5))) == 10
+    assert int(triangle(gt.constant(0))) == 0
+
+    @gt.function
+    def python_loop(x):
+        for _ in range(3):
+            x = x * 2.0
+        return x
+
+    assert float(python_loop(gt.constant(1.0))) == 8.0
+
+
+def test_methods_trace_per_instance():
+    class Scale:
+        def __init__(self, k):
+            self.k = gt.Variable(k)
+
+        @gt.function
+        def __call__(self, x):
+            return self.k * x
+
+    a, b = Scale(2.0), Scale(3.0)
+    assert float(a(gt.constant(1.0))) == 2.0
+    assert float(b(gt.constant(1.0))) == 3.0
+    assert float(a(gt.constant(4.0))) == 8.0
+
+
+def test_get_concrete_function():
+    @gt.function
+    def f(x):
+        return x + 1.0
+
+    c = f.get_concrete_function(gt.TensorSpec([None], gt.float32))
+    np.testing.assert_allclose(c(gt.constant([1.0, 2.0])).numpy(), [2.0, 3.0])
+    assert f.experimental_get_tracing_count() == 1
+    with pytest.raises((TypeError, ValueError)):
+        c(gt.constant([1.0], dtype=gt.float64))
+
+
+def test_nested_structures_in_and_out():
+    @gt.function
+    def f(d, pair):
+        a, b = pair
+        return {"sum": d["x"] + a, "prod": [d["x"] * b, None]}
+
+    out = f({"x": gt.constant(2.0)}, (gt.constant(3.0), gt.constant(4.0)))
+    assert float(out["sum"]) == 5.0
+    assert float(out["prod"][0]) == 8.0
+    assert out["prod"][1] is None
+
+
+def test_switch_case_and_map_fn():
+    fns = [lambda: gt.constant(10), lambda: gt.constant(20), lambda: gt.constant(30)]
+    assert int(gt.switch_case(gt.constant(2), fns)) == 30
+    assert int(gt.switch_case(gt.constant(7), fns)) == 30
+
+    @gt.function
+    def pick(i):
+        return gt.switch_case(i, fns, default=lambda: gt.constant(-1))
+
+    assert [int(pick(gt.constant(i))) for i in (0, 1, 2, 5)] == [10, 20, 30, -1]
+    np.testing.assert_allclose(gt.map_fn(lambda x: x * x, gt.constant([1.0, 2.0, 3.0])).numpy(), [1.0, 4.0, 9.0])
+
+    @gt.function(input_signature=[gt.TensorSpec([None, 2], gt.float32)])
+    def row_norms(m):
+        return gt.map_fn(lambda r: gt.reduce_sum(r * r), m)
+
+    np.testing.assert_allclose(row_norms(gt.constant([[1.0, 2.0], [3.0, 4.0], [0.0, 1.0]])).numpy(), [5.0, 25.0, 1.0])
+    np.testing.assert_allclose(row_norms(gt.constant([[2.0, 2.0]])).numpy(), [8.0])
+    np.testing.assert_allclose(
+        gt.vectorized_map(lambda r: r * 2.0, gt.constant([[1.0], [2.0]])).numpy(), [[2.0], [4.0]]
+    )
+
+
+def test_random_ops_draw_fresh_values_each_call():
+    f = gt.function(lambda: gt.random.uniform([4]))
+    a, b = f().numpy(), f().numpy()
+    assert not np.array_equal(a, b)
+
+
+def test_two_threads_call_one_function():
+    w = gt.Variable(np.eye(8, dtype=np.float32))
+    f = gt.function(lambda x: gt.reduce_sum(gt.tanh(gt.matmul(x, w))))
+    x = gt.constant(np.full((4, 8), 0.1, np.float32))
+    expected = float(f(x))
+    errors = []
+
+    def work():
+        for _ in range(50):
+            if abs(float(f(x)) - expected) > 1e-6:
+                errors.append("mismatch")
+
+    threads = [threading.Thread(target=work) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert f.experimental_get_tracing_count() == 1
+
+
+# ---- every op of the spec table, traced and eager --------------------------------
+
+import os  # noqa: E402
+import sys  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(__file__))
+from op_specs import SPECS  # noqa: E402
+
+
+def _spec_cases():
+    out = []
+    for spec in SPECS:
+        if not spec.real or "float64" not in spec.dtypes:
+            continue
+        out.append(pytest.param(spec, id=spec.id))
+    return out
+
+
+def _inputs(spec, seed):
+    rng = np.random.default_rng(seed)
+    shapes = spec.shapes[0]
+    return [np.asarray(s(rng, shp), dtype=np.float64) for s, shp in zip(spec.samplers(), shapes)]
+
+
+def _value_and_grads(fn, arrays, v_seed):
+    ts = [gt.constant(a) for a in arrays]
+    with gt.GradientTape() as tape:
+        tape.watch(ts)
+        y = fn(*ts)
+    v = np.random.default_rng(v_seed).standard_normal(tuple(y.shape))
+    gs = tape.gradient(
+        y, ts, output_gradients=gt.constant(v.astype(y.dtype.name)), unconnected_gradients=gt.UnconnectedGradients.ZERO
+    )
+    return y.numpy(), [g.numpy() for g in gs]
+
+
+@pytest.mark.parametrize("spec", _spec_cases())
+def test_every_op_traced_equals_eager(spec):
+    traced = gt.function(spec.fn)
+    for seed in (1, 2):
+        xs = _inputs(spec, seed)
+        want, want_g = _value_and_grads(spec.fn, xs, seed)
+        got, got_g = _value_and_grads(traced, xs, seed)
+        np.testing.assert_array_equal(got, want)
+        for a, b in zip(got_g, want_g):
+            np.testing.assert_array_equal(a, b)
+    # The second inputs ran the first trace's graph.
+    assert traced.experimental_get_tracing_count() == 1
