@@ -482,3 +482,78 @@ def test_every_op_traced_equals_eager(spec):
             np.testing.assert_array_equal(a, b)
     # The second inputs ran the first trace's graph.
     assert traced.experimental_get_tracing_count() == 1
+
+
+def _mlp(seed, x):
+    gt.random.set_seed(seed)
+    model = gt.layers.Sequential([gt.layers.Dense(16, activation="relu"), gt.layers.Dense(1)])
+    model(x)  # built here, from the seed
+    return model
+
+
+@pytest.mark.parametrize("make_opt", [lambda: gt.optimizers.SGD(0.05, momentum=0.9), lambda: gt.optimizers.Adam(0.01)])
+def test_a_training_step_traced_gives_the_eager_weights(make_opt):
+    rng = np.random.default_rng(0)
+    x = gt.constant(rng.standard_normal((32, 4)).astype(np.float32))
+    y = gt.constant(rng.standard_normal((32, 1)).astype(np.float32))
+
+    def make_step(model, opt):
+        def step(x, y):
+            with gt.GradientTape() as tape:
+                loss = gt.reduce_mean((model(x) - y) ** 2)
+            grads = tape.gradient(loss, model.trainable_variables)
+            opt.apply_gradients(zip(grads, model.trainable_variables))
+            return loss
+
+        return step
+
+    eager_model, traced_model = _mlp(1, x), _mlp(1, x)
+    for a, b in zip(eager_model.trainable_variables, traced_model.trainable_variables):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+    eager_opt, traced_opt = make_opt(), make_opt()
+    eager_step = make_step(eager_model, eager_opt)
+    traced_step = gt.function(make_step(traced_model, traced_opt))
+    losses = []
+    for _ in range(5):
+        le = eager_step(x, y)
+        lt = traced_step(x, y)
+        losses.append(float(lt))
+        np.testing.assert_allclose(float(lt), float(le), rtol=1e-6)
+    assert traced_step.experimental_get_tracing_count() == 1
+    assert losses[-1] < losses[0]
+    assert int(traced_opt.iterations.numpy()) == 5
+    for a, b in zip(eager_model.trainable_variables, traced_model.trainable_variables):
+        np.testing.assert_allclose(b.numpy(), a.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_tapes_inside_a_function_persistent_and_nested():
+    @gt.function
+    def derivatives(x):
+        with gt.GradientTape() as outer:
+            outer.watch(x)
+            with gt.GradientTape(persistent=True) as inner:
+                inner.watch(x)
+                y = x * x * x
+            dy = inner.gradient(y, x)
+            dy_again = inner.gradient(y, x)
+        d2y = outer.gradient(dy, x)
+        return y, dy, dy_again, d2y
+
+    for v in (2.0, -1.5):
+        y, dy, dy2, d2y = derivatives(gt.constant(v, dtype=gt.float64))
+        assert float(y) == pytest.approx(v**3)
+        assert float(dy) == pytest.approx(3 * v * v)
+        assert float(dy2) == pytest.approx(3 * v * v)
+        assert float(d2y) == pytest.approx(6 * v)
+    assert derivatives.experimental_get_tracing_count() == 1
+
+    @gt.function
+    def jac(x):
+        with gt.GradientTape() as t:
+            t.watch(x)
+            y = gt.sin(x) * 2.0
+        return t.jacobian(y, x)
+
+    xs = np.array([0.1, 0.7], np.float64)
+    np.testing.assert_allclose(jac(gt.constant(xs)).numpy(), np.diag(2 * np.cos(xs)), rtol=1e-14)
+    np.testing.assert_allclose(jac(gt.constant(xs + 1)).numpy(), np.diag(2 * np.cos(xs + 1)), rtol=1e-14)

@@ -5,12 +5,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, Callable
 
-from .._gradtape import Tensor, convert_to_tensor, stop_gradient, zeros_like
+from .._gradtape import Tensor, _is_tracing, cast, convert_to_tensor, stop_gradient, zeros, zeros_like
 from .._gradtape import Variable as _NativeVariable
 from .._variable import Variable
 
 # TF's `OptimizerV2._assert_valid_dtypes`: the dtypes an optimizer updates.
 _VALID_DTYPES = ("float16", "bfloat16", "float32", "float64", "complex64", "complex128")
+
 
 class Optimizer:
     """Base class. TF equivalent: ``tf.keras.optimizers.Optimizer``.
@@ -52,9 +53,7 @@ class Optimizer:
             )
         return g
 
-    def apply_gradients(
-        self, grads_and_vars: Iterable[tuple[Tensor | None, _NativeVariable]]
-    ) -> Variable:
+    def apply_gradients(self, grads_and_vars: Iterable[tuple[Tensor | None, _NativeVariable]]) -> Variable:
         """Applies one update per ``(gradient, variable)`` pair; ``None`` gradients
         are skipped. Returns the step counter. Every pair is checked (variable type
         and dtype, gradient dtype and shape) and every update computed before any
@@ -64,18 +63,32 @@ class Optimizer:
             return self.iterations
         live = [(g, v) for g, v in pairs if g is not None]
         if not live:
-            raise ValueError(
-                "No gradients provided for any variable: "
-                + ", ".join(v.name for _, v in pairs)
-            )
+            raise ValueError("No gradients provided for any variable: " + ", ".join(v.name for _, v in pairs))
         live = [(self._validate(g, v), v) for g, v in live]
-        step = int(self.iterations.numpy()) + 1
-        lr = self._lr()
+        tracing = _is_tracing()
+        if tracing:
+            # Inside a gt.function: the step and the learning rate are read when the
+            # graph runs (a float64 tensor step; the plans compute with it as with the
+            # Python int), and slots exist before the first update reads them.
+            step = cast(self.iterations.read_value() + 1, "float64")
+            lr = (
+                self.learning_rate(self.iterations.read_value())
+                if callable(self.learning_rate)
+                else float(self.learning_rate)
+            )
+        else:
+            step = int(self.iterations.numpy()) + 1
+            lr = self._lr()
         plan = []
         for g, v in live:
             slots = self._slots.get(v._unique_id, {})
 
             def slot(key: str, v: Any = v, slots: dict = slots) -> Tensor:
+                if key not in slots and tracing:
+                    slots = self._slots.setdefault(v._unique_id, slots)
+                    slots[key] = Variable(
+                        zeros(tuple(v.shape), dtype=v.dtype), trainable=False, name=f"{v.name.split(':')[0]}/{key}"
+                    )
                 return slots[key].read_value() if key in slots else zeros_like(v)
 
             plan.append((v, *self._plan(v, stop_gradient(g), lr, step, slot)))

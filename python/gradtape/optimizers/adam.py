@@ -6,7 +6,7 @@ from typing import Any, Callable
 
 import math
 
-from .._gradtape import maximum, sqrt
+from .._gradtape import Tensor, cast, maximum, pow, sqrt
 from ._base import Optimizer
 
 
@@ -37,7 +37,12 @@ class Adam(Optimizer):
     def _plan(self, var: Any, grad: Any, lr: float, step: int, slot: Any) -> tuple:
         b1, b2 = self.beta_1, self.beta_2
         m, v = slot("m"), slot("v")
-        alpha = lr * math.sqrt(1.0 - b2**step) / (1.0 - b1**step)
+        if isinstance(step, Tensor):
+            # Traced: the same float64 arithmetic, on the step tensor, rounded to the
+            # variable's dtype where the Python float would be.
+            alpha = cast(lr * sqrt(1.0 - pow(b2, step)) / (1.0 - pow(b1, step)), var.dtype)
+        else:
+            alpha = lr * math.sqrt(1.0 - b2**step) / (1.0 - b1**step)
         m = m + (grad - m) * (1.0 - b1)
         v = v + (grad * grad - v) * (1.0 - b2)
         slots = {"m": m, "v": v}
