@@ -121,9 +121,9 @@ fn value_of(stack: &mut [Tracer], level: usize, t: &Tensor) -> Result<Value> {
     if made_here && !known_outside {
         return Err(Error::invalid(
             "function",
-            "the traced function uses a tensor made by something gradtape cannot trace yet \
-             (only gt ops, variables and constants are traced; a tape's gradient or a \
-             custom gradient inside a gt.function is not supported yet)",
+            "the traced function uses a tensor made by something the trace did not see \
+             (gt ops, variables, constants, tapes and custom gradients are traced; a \
+             tensor made another way, for example through numpy, cannot be replayed)",
         ));
     }
     let tr = &mut stack[level];

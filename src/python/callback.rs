@@ -84,8 +84,26 @@ fn _record_custom(
             })
             .map_err(Error::Python)
         };
+    let grad: Arc<crate::custom::GradFn> = Arc::new(grad);
+    if crate::graph::is_tracing() {
+        // Inside a gt.function: the node is made on every call, for the tapes of that
+        // call (the forward's ops are nodes of the graph already).
+        let n = xs.len();
+        let all: Vec<&Tensor> = xs.iter().chain(ys.iter()).collect();
+        let outs = crate::graph::apply_stateful("CustomGradient", &all, move |a| {
+            let x_refs: Vec<&Tensor> = a[..n].iter().collect();
+            record_custom(
+                &x_refs,
+                a[n..].to_vec(),
+                vars.clone(),
+                grad.clone(),
+                Some(owned.clone()),
+            )
+        })?;
+        return Ok(outs.into_iter().map(PyTensor::from).collect());
+    }
     let x_refs: Vec<&Tensor> = xs.iter().collect();
-    let outs = record_custom(&x_refs, ys, vars, Arc::new(grad), Some(owned))?;
+    let outs = record_custom(&x_refs, ys, vars, grad, Some(owned))?;
     Ok(outs.into_iter().map(PyTensor::from).collect())
 }
 

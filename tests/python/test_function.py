@@ -557,3 +557,31 @@ def test_tapes_inside_a_function_persistent_and_nested():
     xs = np.array([0.1, 0.7], np.float64)
     np.testing.assert_allclose(jac(gt.constant(xs)).numpy(), np.diag(2 * np.cos(xs)), rtol=1e-14)
     np.testing.assert_allclose(jac(gt.constant(xs + 1)).numpy(), np.diag(2 * np.cos(xs + 1)), rtol=1e-14)
+
+
+def test_custom_gradient_inside_a_function():
+    @gt.custom_gradient
+    def clip_gradients(y):
+        def backward(dy):
+            return gt.clip_by_norm(dy, 0.5)
+
+        return y, backward
+
+    class Module:
+        @gt.function(input_signature=[gt.TensorSpec(None)])
+        def call_custom_grad(self, x):
+            return clip_gradients(x)
+
+    model = Module()
+    v = gt.Variable(2.0)
+    for _ in range(2):
+        with gt.GradientTape() as t:
+            result = model.call_custom_grad(v)
+        # The seed's SavedModel example: the clipped gradient, 0.5 (not 1.0).
+        assert float(t.gradient(result, v)) == 0.5
+    xs = gt.constant([3.0, 4.0])
+    with gt.GradientTape() as t:
+        t.watch(xs)
+        y = model.call_custom_grad(xs) * 10.0
+    # dy = [10, 10], clipped to norm 0.5.
+    np.testing.assert_allclose(t.gradient(y, xs).numpy(), [0.5 / np.sqrt(2)] * 2, rtol=1e-6)
