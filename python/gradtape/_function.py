@@ -231,16 +231,17 @@ class Function:
             self._signature = inspect.signature(python_function)
         except (TypeError, ValueError):
             pass
-        self._bound_instances = weakref.WeakKeyDictionary()
+        # Per instance (by id, unhashable objects included): (weak reference, Function).
+        self._bound_instances = {}
 
     # Methods: `@gt.function` on a method traces per instance, as TF.
     def __get__(self, instance, owner=None):
         if instance is None:
             return self
-        try:
-            return self._bound_instances[instance]
-        except (KeyError, TypeError):
-            pass
+        key = id(instance)
+        entry = self._bound_instances.get(key)
+        if entry is not None and entry[0]() is instance:
+            return entry[1]
         bound = Function(
             self._python_function.__get__(instance, owner),
             input_signature=self._input_signature,
@@ -250,9 +251,11 @@ class Function:
             name=self._name,
         )
         try:
-            self._bound_instances[instance] = bound
+            ref = weakref.ref(instance, lambda _, k=key, d=self._bound_instances: d.pop(k, None))
         except TypeError:
-            pass
+            # No weak references: keep the instance alive with its traces.
+            ref = (lambda obj: lambda: obj)(instance)
+        self._bound_instances[key] = (ref, bound)
         return bound
 
     @property

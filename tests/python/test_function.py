@@ -585,3 +585,72 @@ def test_custom_gradient_inside_a_function():
         y = model.call_custom_grad(xs) * 10.0
     # dy = [10, 10], clipped to norm 0.5.
     np.testing.assert_allclose(t.gradient(y, xs).numpy(), [0.5 / np.sqrt(2)] * 2, rtol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_fused_elementwise_chains_equal_unfused_with_nan_and_inf(dtype):
+    n = 200_003
+    x = np.random.default_rng(3).standard_normal(n).astype(dtype) * 3
+
+    def chain(x, c):
+        return gt.tanh(gt.exp(gt.sin(x) * x) + c) - gt.sqrt(gt.abs(x)) * c
+
+    traced = gt.function(chain)
+    xt, c = gt.constant(x), gt.constant(dtype(0.5))
+    counts = dict(traced.get_concrete_function(xt, c).graph.op_counts())
+    assert any(k.startswith("Fused[") for k in counts), counts
+    # The fused pass runs the same kernels on tiles: bit for bit the unfused values.
+    np.testing.assert_array_equal(traced(xt, c).numpy(), chain(xt, c).numpy())
+    # With NaN and infinities the vectorized kernels take their scalar path for the
+    # chunks that hold them, and chunks differ between a tile and a whole array: finite
+    # results agree to a few ulp, special values exactly.
+    x[[0, 10, 70_000, 150_001]] = [np.nan, np.inf, -np.inf, 0.0]
+    xt = gt.constant(x)
+    got, want = traced(xt, c).numpy(), chain(xt, c).numpy()
+    assert np.array_equal(np.isnan(got), np.isnan(want)) and np.isnan(got[0])
+    np.testing.assert_allclose(got, want, rtol={np.float32: 1e-6, np.float64: 1e-15}[dtype], atol=0)
+    # Under a tape the chain runs op by op, as eagerly: the same gradient (to the same
+    # few ulp of the forward values it reads).
+    with gt.GradientTape() as t:
+        t.watch(xt)
+        y = gt.reduce_sum(traced(xt, c))
+    with gt.GradientTape() as t2:
+        t2.watch(xt)
+        y2 = gt.reduce_sum(chain(xt, c))
+    g, g2 = t.gradient(y, xt).numpy(), t2.gradient(y2, xt).numpy()
+    assert np.array_equal(np.isnan(g), np.isnan(g2))
+    tol = {np.float32: 1e-5, np.float64: 1e-13}[dtype]
+    np.testing.assert_allclose(g, g2, rtol=tol, atol=tol)
+    assert np.isnan(float(y)) and np.isnan(float(y2))
+
+
+def test_a_function_called_inside_another_is_part_of_its_graph():
+    inner = gt.function(lambda x: x * 2.0)
+
+    @gt.function
+    def outer(x):
+        return inner(x) + 1.0
+
+    assert float(outer(gt.constant(3.0))) == 7.0
+    assert float(outer(gt.constant(4.0))) == 9.0
+    assert outer.experimental_get_tracing_count() == 1
+
+
+def test_methods_of_unhashable_objects_trace_once():
+    class Model:
+        __hash__ = None
+
+        def __init__(self):
+            self.w = gt.Variable(3.0)
+
+        def __eq__(self, other):
+            return self is other
+
+        @gt.function
+        def f(self, x):
+            return self.w * x
+
+    m = Model()
+    assert float(m.f(gt.constant(2.0))) == 6.0
+    assert float(m.f(gt.constant(5.0))) == 15.0
+    assert m.f.experimental_get_tracing_count() == 1
