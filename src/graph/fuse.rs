@@ -41,10 +41,15 @@ struct Step {
 pub(super) fn fuse_elementwise(g: &Graph) -> Graph {
     let n = g.nodes.len();
     let mut uses = vec![0usize; n];
+    // Readers per node: a node reading a value twice (`h * h`) is one reader.
     for node in &g.nodes {
+        let mut seen: Vec<u32> = Vec::new();
         for v in &node.inputs {
             if let Value::Node(m, _) = v {
-                uses[*m as usize] += 1;
+                if !seen.contains(m) {
+                    seen.push(*m);
+                    uses[*m as usize] += 1;
+                }
             }
         }
     }

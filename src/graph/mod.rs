@@ -38,6 +38,60 @@ pub use trace::{
 };
 pub(crate) use trace::{on_variable_assign, on_variable_read};
 
+/// `f(x)` for an elementwise unary op (`ops::exp`, ...): run now, and recorded (fusable)
+/// while tracing. The Rust way to write a traced function's elementwise steps.
+pub fn elementwise1(f: fn(&Tensor) -> Result<Tensor>, x: &Tensor) -> Result<Tensor> {
+    if !is_tracing() {
+        return f(x);
+    }
+    let key = format!("{:p}", f as *const ());
+    Ok(apply(
+        "Unary",
+        Some(key),
+        Some(Elementwise::Unary(f)),
+        &[x],
+        move |a| Ok(vec![f(&a[0])?]),
+    )?
+    .remove(0))
+}
+
+/// `f(x, y)` for an elementwise binary op with broadcasting (`ops::add`, ...), as
+/// [`elementwise1`].
+pub fn elementwise2(
+    f: fn(&Tensor, &Tensor) -> Result<Tensor>,
+    x: &Tensor,
+    y: &Tensor,
+) -> Result<Tensor> {
+    if !is_tracing() {
+        return f(x, y);
+    }
+    let key = format!("{:p}", f as *const ());
+    Ok(apply(
+        "Binary",
+        Some(key),
+        Some(Elementwise::Binary(f)),
+        &[x, y],
+        move |a| Ok(vec![f(&a[0], &a[1])?]),
+    )?
+    .remove(0))
+}
+
+/// Any other op on `xs` (a matmul, a reduction with its axes captured): `f` owns the
+/// op's other arguments; `name` and `key` (those arguments as text) identify repeats.
+pub fn op<F>(name: &str, key: &str, xs: &[&Tensor], f: F) -> Result<Tensor>
+where
+    F: Fn(&[Tensor]) -> Result<Tensor> + Send + Sync + 'static,
+{
+    if !is_tracing() {
+        let owned: Vec<Tensor> = xs.iter().map(|t| (*t).clone()).collect();
+        return f(&owned);
+    }
+    Ok(apply(name, Some(key.to_string()), None, xs, move |a| {
+        Ok(vec![f(a)?])
+    })?
+    .remove(0))
+}
+
 /// A node's forward: output tensors from input tensors.
 pub type Forward = Arc<dyn Fn(&[Tensor]) -> Result<Vec<Tensor>> + Send + Sync>;
 
