@@ -153,6 +153,9 @@ class ConcreteFunction:
         self._positions = tensor_positions
         self._outputs = outputs
         self._out_is_tensor = out_is_tensor
+        self._flat_outputs = None
+        # The function returned one tensor (the common case): no structure to rebuild.
+        self._single_output = out_is_tensor == [True] and not _nest.is_nested(outputs)
 
     @property
     def structured_input_signature(self):
@@ -173,9 +176,12 @@ class ConcreteFunction:
 
     def _run(self, tensors):
         outs = self.graph.run(tensors)
-        flat = list(_nest.flatten(self._outputs))
+        if self._single_output:
+            return outs[0]
+        if self._flat_outputs is None:
+            self._flat_outputs = list(_nest.flatten(self._outputs))
         it = iter(outs)
-        flat = [next(it) if is_t else v for v, is_t in zip(flat, self._out_is_tensor)]
+        flat = [next(it) if is_t else v for v, is_t in zip(self._flat_outputs, self._out_is_tensor)]
         return _nest.pack_sequence_as(self._outputs, flat)
 
     def __call__(self, *args, **kwargs):
@@ -223,6 +229,7 @@ class Function:
         self._reduce_retracing = reduce_retracing
         self._name = name or getattr(python_function, "__name__", "function")
         self._cache = {}
+        self._fast = {}
         self._tracing_count = 0
         self._lock = threading.RLock()
         self._converted = None
@@ -349,8 +356,25 @@ class Function:
         if _native._is_tracing():
             # Inside another trace: the body becomes part of that graph.
             return self._callable()(*args, **kwargs)
-        concrete, args, kwargs = self._concrete(args, kwargs)
-        return concrete._run(self._tensors_for(concrete, args, kwargs, checked=True))
+        # Fast path: positional tensors only, a signature seen before.
+        fast = None
+        if not kwargs and self._input_signature is None:
+            try:
+                fast = tuple((a.dtype, a.shape) for a in args if type(a) is _Tensor)
+            except AttributeError:
+                fast = None
+            if fast is not None and len(fast) == len(args):
+                concrete = self._fast.get(fast)
+                if concrete is not None:
+                    return concrete._run(list(args))
+            else:
+                fast = None
+        concrete, cargs, ckwargs = self._concrete(args, kwargs)
+        if fast is not None and concrete._positions == list(range(len(args))):
+            # Every argument a tensor, in order (defaults, if any, are Python values of
+            # the function itself): the same key always finds this trace.
+            self._fast[fast] = concrete
+        return concrete._run(self._tensors_for(concrete, cargs, ckwargs, checked=True))
 
     def _tensors_for(self, concrete, args, kwargs, checked=False):
         if not checked:
