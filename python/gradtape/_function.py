@@ -393,6 +393,14 @@ class Function:
         key = self._key(args, kwargs) if specs is None else ("specs", tuple(specs), self._key(args, kwargs)[0])
         with self._lock:
             concrete = self._cache.get(key)
+            if concrete is not None and specs is None and self._reduce_retracing:
+                # TF's reduce_retracing: the first trace is exact; a call it does not
+                # fit is traced once more with the dimensions that differ unknown.
+                tensors = self._tensors_for(concrete, args, kwargs, checked=True)
+                if not all(sp.is_compatible_with(t) for sp, t in zip(concrete._specs, tensors)):
+                    relaxed = [_relax(sp, t) for sp, t in zip(concrete._specs, tensors)]
+                    concrete = self._trace(args, kwargs, relaxed)
+                    self._cache[key] = concrete
             if concrete is None:
                 concrete = self._trace(args, kwargs, specs)
                 self._cache[key] = concrete
@@ -425,8 +433,6 @@ class Function:
             specs = list(_nest.flatten(self._input_signature))
         elif given_specs is not None:
             specs = list(given_specs)
-        elif self._reduce_retracing:
-            specs = [TensorSpec((None,) * len(t.shape), t.dtype) for t in examples]
         else:
             specs = [TensorSpec(tuple(t.shape), t.dtype) for t in examples]
         func = self._callable()
@@ -460,6 +466,14 @@ class Function:
 
     def __repr__(self):
         return f"<gt.function {self._name}>"
+
+
+def _relax(spec, t):
+    """The spec of ``spec``'s dtype whose dims are ``None`` where ``t``'s differ."""
+    shape = tuple(t.shape)
+    if spec._shape is None or len(spec._shape) != len(shape):
+        return TensorSpec(None, spec.dtype)
+    return TensorSpec(tuple(a if a == b else None for a, b in zip(spec._shape, shape)), spec.dtype)
 
 
 def _structure_key(x):

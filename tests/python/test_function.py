@@ -654,3 +654,16 @@ def test_methods_of_unhashable_objects_trace_once():
     assert float(m.f(gt.constant(2.0))) == 6.0
     assert float(m.f(gt.constant(5.0))) == 15.0
     assert m.f.experimental_get_tracing_count() == 1
+
+
+def test_reduce_retracing_generalizes_on_the_second_shape(capsys):
+    @gt.function(reduce_retracing=True)
+    def g(x):
+        print("Tracing with", tuple(x.shape))
+        return x * 2
+
+    np.testing.assert_array_equal(g(gt.constant([1, 2, 3])).numpy(), [2, 4, 6])
+    np.testing.assert_array_equal(g(gt.constant([1, 2, 3, 4, 5])).numpy(), [2, 4, 6, 8, 10])
+    np.testing.assert_array_equal(g(gt.constant([7])).numpy(), [14])
+    assert g.experimental_get_tracing_count() == 2
+    assert capsys.readouterr().out.count("Tracing with") == 2
