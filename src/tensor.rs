@@ -18,14 +18,44 @@ pub type TensorId = u64;
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
-/// A fresh, process-unique id.
+/// Ids a thread hands out without touching the shared counter (threads making tensors
+/// at the same time would otherwise contend on its cache line for every op).
+const ID_BLOCK: u64 = 1 << 12;
+
+thread_local! {
+    /// This thread's block of ids: the next one and the end (exclusive).
+    static IDS: std::cell::Cell<(TensorId, TensorId)> = const { std::cell::Cell::new((0, 0)) };
+}
+
+/// A fresh, process-unique id. Ids grow on each thread (not across threads).
 pub(crate) fn fresh_id() -> TensorId {
+    IDS.with(|c| {
+        let (next, end) = c.get();
+        if next < end {
+            c.set((next + 1, end));
+            return next;
+        }
+        let start = NEXT_ID.fetch_add(ID_BLOCK, Ordering::Relaxed);
+        c.set((start + 1, start + ID_BLOCK));
+        start
+    })
+}
+
+/// A fresh id from the shared counter itself: ids made this way grow in the order they
+/// are made across all threads (variables: `watched_variables` lists them in order of
+/// construction).
+pub(crate) fn ordered_id() -> TensorId {
     NEXT_ID.fetch_add(1, Ordering::Relaxed)
 }
 
-/// The id the next new tensor will get (ids only grow).
+/// Starts a new block of ids on this thread and returns its first id: every tensor this
+/// thread makes from now on has an id at least that large (a trace's start line).
 pub(crate) fn next_id() -> TensorId {
-    NEXT_ID.load(Ordering::Relaxed)
+    IDS.with(|c| {
+        let start = NEXT_ID.fetch_add(ID_BLOCK, Ordering::Relaxed);
+        c.set((start, start + ID_BLOCK));
+        start
+    })
 }
 
 /// Typed storage of a tensor: one variant per [`DType`], named alike.

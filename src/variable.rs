@@ -15,7 +15,7 @@ use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::ops;
 use crate::tape::stack;
-use crate::tensor::{fresh_id, Tensor, TensorId};
+use crate::tensor::{ordered_id, Tensor, TensorId};
 
 struct Inner {
     id: TensorId,
@@ -76,7 +76,7 @@ impl Variable {
         let name = format!("{}:0", name.unwrap_or("Variable"));
         Variable {
             inner: Arc::new(Inner {
-                id: fresh_id(),
+                id: ordered_id(),
                 host: std::sync::OnceLock::new(),
                 name,
                 trainable,
