@@ -203,7 +203,7 @@ impl Variable {
         crate::graph::on_variable_assign(self);
         let v = self.clone();
         crate::graph::apply_stateful(op, &[value], move |x| {
-            write(&v, &x[0])?;
+            write(&crate::graph::resolve(&v), &x[0])?;
             Ok(Vec::new())
         })?;
         Ok(())

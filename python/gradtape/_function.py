@@ -132,8 +132,9 @@ def _leaf_key(x, reduce_retracing):
         shape = x.shape if not reduce_retracing else (None,) * x.ndim
         return ("T", str(x.dtype), shape)
     if isinstance(x, _Variable):
-        # Captured by reference: one trace per variable object.
-        return ("V", id(x))
+        # By spec, as TF: another variable of the same dtype and shape runs the same
+        # graph, which reads and assigns it in place of the traced one.
+        return ("V", x.dtype.name, tuple(x.shape), bool(x.trainable))
     try:
         hash(x)
     except TypeError:
@@ -154,6 +155,10 @@ class ConcreteFunction:
         self._outputs = outputs
         self._out_is_tensor = out_is_tensor
         self._flat_outputs = None
+        # Variables among the arguments: where they are, and the ones the trace saw.
+        flat = _nest.flatten(structure)
+        self._var_positions = [i for i, x in enumerate(flat) if isinstance(x, _Variable)]
+        self._trace_vars = [flat[i] for i in self._var_positions]
         # The function returned one tensor (the common case): no structure to rebuild.
         self._single_output = out_is_tensor == [True] and not _nest.is_nested(outputs)
 
@@ -174,8 +179,12 @@ class ConcreteFunction:
     def name(self):
         return self._function.__name__
 
-    def _run(self, tensors):
-        outs = self.graph.run(tensors)
+    def _run(self, tensors, flat_args=None):
+        if self._var_positions and flat_args is not None:
+            pairs = [(t, flat_args[i]) for i, t in zip(self._var_positions, self._trace_vars) if flat_args[i] is not t]
+            outs = self.graph.run(tensors, pairs) if pairs else self.graph.run(tensors)
+        else:
+            outs = self.graph.run(tensors)
         if self._single_output:
             return outs[0]
         if self._flat_outputs is None:
@@ -350,7 +359,11 @@ class Function:
             return ("signature",)
         flat = _nest.flatten((args, kwargs))
         leaves = tuple(_leaf_key(x, self._reduce_retracing) for x in flat)
-        return (_structure_key((args, kwargs)), leaves)
+        # Which variable arguments are the same object (a graph for `f(v, v)` is not one
+        # for `f(v, w)`).
+        variables = [x for x in flat if isinstance(x, _Variable)]
+        aliases = tuple(next(i for i, w in enumerate(variables) if w is v) for v in variables)
+        return (_structure_key((args, kwargs)), leaves, aliases)
 
     def __call__(self, *args, **kwargs):
         if _native._is_tracing():
@@ -374,7 +387,8 @@ class Function:
             # Every argument a tensor, in order (defaults, if any, are Python values of
             # the function itself): the same key always finds this trace.
             self._fast[fast] = concrete
-        return concrete._run(self._tensors_for(concrete, cargs, ckwargs, checked=True))
+        flat = _nest.flatten((cargs, ckwargs)) if concrete._var_positions else None
+        return concrete._run(self._tensors_for(concrete, cargs, ckwargs, checked=True), flat)
 
     def _tensors_for(self, concrete, args, kwargs, checked=False):
         if not checked:

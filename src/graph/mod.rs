@@ -324,7 +324,7 @@ impl Graph {
 fn run_node(node: &Node, ins: &[Tensor]) -> Result<Vec<Tensor>> {
     match &node.kind {
         Kind::Call(f) => f(ins),
-        Kind::Read(v) => Ok(vec![v.read()]),
+        Kind::Read(v) => Ok(vec![resolve(v).read()]),
         Kind::Cond { then, otherwise } => {
             let branch = if truth(&ins[0], "cond")? {
                 then
@@ -362,6 +362,60 @@ fn run_node(node: &Node, ins: &[Tensor]) -> Result<Vec<Tensor>> {
                 }
             }
         }
+    }
+}
+
+thread_local! {
+    /// Variables a run uses in place of the ones its graph was traced with (a traced
+    /// function called with other variables as arguments), innermost run last.
+    static SUBSTITUTES: std::cell::RefCell<Vec<Vec<(Variable, Variable)>>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// The variable a running graph uses for `v`: its substitute in this run, or `v`.
+pub(crate) fn resolve(v: &Variable) -> Variable {
+    SUBSTITUTES.with(|s| {
+        s.borrow()
+            .last()
+            .and_then(|subs| subs.iter().find(|(t, _)| t.id() == v.id()))
+            .map(|(_, a)| a.clone())
+            .unwrap_or_else(|| v.clone())
+    })
+}
+
+impl Graph {
+    /// [`Graph::run`] with variables the function takes as arguments: each pair is a
+    /// variable the trace saw and the one this run reads and assigns instead.
+    pub fn run_with_variables(
+        &self,
+        args: &[Tensor],
+        variables: Vec<(Variable, Variable)>,
+    ) -> Result<Vec<Tensor>> {
+        for (traced, actual) in &variables {
+            if traced.dtype() != actual.dtype() || traced.shape() != actual.shape() {
+                return Err(Error::invalid(
+                    "Graph::run",
+                    format!(
+                        "variable '{}' ({} {:?}) does not match the traced '{}' ({} {:?})",
+                        actual.name(),
+                        actual.dtype().name(),
+                        actual.shape(),
+                        traced.name(),
+                        traced.dtype().name(),
+                        traced.shape()
+                    ),
+                ));
+            }
+        }
+        struct Pop;
+        impl Drop for Pop {
+            fn drop(&mut self) {
+                SUBSTITUTES.with(|s| s.borrow_mut().pop());
+            }
+        }
+        SUBSTITUTES.with(|s| s.borrow_mut().push(variables));
+        let _pop = Pop;
+        self.run(args)
     }
 }
 

@@ -92,10 +92,12 @@ fn _record_custom(
         let all: Vec<&Tensor> = xs.iter().chain(ys.iter()).collect();
         let outs = crate::graph::apply_stateful("CustomGradient", &all, move |a| {
             let x_refs: Vec<&Tensor> = a[..n].iter().collect();
+            // Variables the call takes as arguments stand in for the traced ones.
+            let vars = vars.iter().map(crate::graph::resolve).collect();
             record_custom(
                 &x_refs,
                 a[n..].to_vec(),
-                vars.clone(),
+                vars,
                 grad.clone(),
                 Some(owned.clone()),
             )

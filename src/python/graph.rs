@@ -15,6 +15,7 @@ use super::convert::{as_tensor, to_dtype};
 use super::entry::guarded;
 use super::heavy;
 use super::tensor::PyTensor;
+use super::variable::PyVariable;
 use crate::error::{Error, Result};
 use crate::graph::{self, Elementwise, Graph, Spec};
 use crate::tensor::Tensor;
@@ -190,6 +191,9 @@ pub(crate) fn check_concrete(t: &Tensor, what: &str) -> PyResult<()> {
     Ok(())
 }
 
+/// A variable the trace saw and the one a call uses instead.
+type VariablePair<'py> = (Bound<'py, PyVariable>, Bound<'py, PyVariable>);
+
 /// A traced graph, run with the GIL released.
 #[pyclass(frozen, name = "_Graph", module = "gradtape")]
 pub(crate) struct PyGraph {
@@ -199,18 +203,40 @@ pub(crate) struct PyGraph {
 #[pymethods]
 impl PyGraph {
     /// Runs the graph on `args` (tensors matching the specs); returns the outputs.
-    fn run(&self, py: Python<'_>, args: Vec<Bound<'_, PyAny>>) -> PyResult<Vec<PyTensor>> {
+    /// `variables`: `(traced, actual)` pairs for variables the function takes as
+    /// arguments (this call reads and assigns `actual` where the trace saw `traced`).
+    #[pyo3(signature = (args, variables=None))]
+    fn run(
+        &self,
+        py: Python<'_>,
+        args: Vec<Bound<'_, PyAny>>,
+        variables: Option<Vec<VariablePair<'_>>>,
+    ) -> PyResult<Vec<PyTensor>> {
         let args: Vec<Tensor> = args
             .iter()
             .map(|a| {
-                as_tensor(a).ok_or_else(|| PyTypeError::new_err("graph arguments are tensors"))
+                a.cast::<PyTensor>()
+                    .map(|t| t.get().t.clone())
+                    .map_err(|_| PyTypeError::new_err("graph arguments are tensors"))
             })
             .collect::<PyResult<_>>()?;
+        let subs: Vec<_> = variables
+            .unwrap_or_default()
+            .iter()
+            .map(|(t, a)| (t.get().v.clone(), a.get().v.clone()))
+            .collect();
         let g = self.g.clone();
+        let run = move || {
+            if subs.is_empty() {
+                g.run(&args)
+            } else {
+                g.run_with_variables(&args, subs)
+            }
+        };
         let outs = if graph::is_tracing() {
-            guarded(|| g.run(&args))?
+            guarded(run)?
         } else {
-            super::interruptible(py, || g.run(&args))?
+            super::interruptible(py, run)?
         };
         Ok(outs.into_iter().map(PyTensor::from).collect())
     }

@@ -66,7 +66,7 @@ fn rebuild(plan: &[Plan], xs: &[Tensor]) -> Vec<Src> {
     plan.iter()
         .map(|p| match p {
             Plan::T(k) => Src::T(xs[*k].clone()),
-            Plan::V(v) => Src::V(v.clone()),
+            Plan::V(v) => Src::V(crate::graph::resolve(v)),
         })
         .collect()
 }
@@ -354,7 +354,7 @@ impl PyTape {
                         "TapeWatch",
                         &self.tape,
                         TapeUse::Call(Box::new(move |tape, _| {
-                            tape.watch_variable(&var);
+                            tape.watch_variable(&crate::graph::resolve(&var));
                             Ok(Vec::new())
                         })),
                         &[],

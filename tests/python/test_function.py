@@ -667,3 +667,34 @@ def test_reduce_retracing_generalizes_on_the_second_shape(capsys):
     np.testing.assert_array_equal(g(gt.constant([7])).numpy(), [14])
     assert g.experimental_get_tracing_count() == 2
     assert capsys.readouterr().out.count("Tracing with") == 2
+
+
+def test_variable_arguments_share_a_trace_by_dtype_and_shape():
+    @gt.function
+    def scale_and_bump(v, x):
+        v.assign_add(gt.ones_like(x))
+        return v * x
+
+    a, b = gt.Variable([1.0, 2.0]), gt.Variable([10.0, 20.0])
+    x = gt.constant([2.0, 3.0])
+    np.testing.assert_array_equal(scale_and_bump(a, x).numpy(), [4.0, 9.0])
+    np.testing.assert_array_equal(scale_and_bump(b, x).numpy(), [22.0, 63.0])
+    assert scale_and_bump.experimental_get_tracing_count() == 1
+    np.testing.assert_array_equal(a.numpy(), [2.0, 3.0])
+    np.testing.assert_array_equal(b.numpy(), [11.0, 21.0])
+    # The gradient reaches the variable passed in.
+    with gt.GradientTape() as t:
+        y = gt.reduce_sum(scale_and_bump(b, x))
+    np.testing.assert_array_equal(t.gradient(y, b).numpy(), [2.0, 3.0])
+    # Another shape, or the same variable twice, is another trace.
+    scale_and_bump(gt.Variable([1.0]), gt.constant([1.0]))
+    assert scale_and_bump.experimental_get_tracing_count() == 2
+
+    @gt.function
+    def add(v, w):
+        return v + w
+
+    assert float(add(gt.Variable(1.0), gt.Variable(2.0))) == 3.0
+    c = gt.Variable(5.0)
+    assert float(add(c, c)) == 10.0
+    assert add.experimental_get_tracing_count() == 2
