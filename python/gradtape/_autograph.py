@@ -21,7 +21,7 @@ import textwrap
 from . import _gradtape as _native
 from ._gradtape import Tensor as _Tensor
 
-_cache = {}
+_cache: dict = {}
 
 
 class Undefined:
@@ -562,7 +562,9 @@ class _Helpers:
                 return more
 
             def body(i, *vals):
-                out = body_fn(iterable[i], *vals)
+                # Traced on the entry values (i = 0, maybe past an empty end): clamped,
+                # which changes nothing when the graph runs (i < n there).
+                out = body_fn(iterable[_native.maximum(_native.minimum(i, n - 1), 0)], *vals)
                 return (i + 1, *out)
 
             # A name first bound in the loop (its target) starts as a zero row.

@@ -155,6 +155,7 @@ class ConcreteFunction:
         self._outputs = outputs
         self._out_is_tensor = out_is_tensor
         self._flat_outputs = None
+        self._example_shapes = None
         # Variables among the arguments: where they are, and the ones the trace saw.
         flat = _nest.flatten(structure)
         self._var_positions = [i for i, x in enumerate(flat) if isinstance(x, _Variable)]
@@ -418,6 +419,20 @@ class Function:
             if concrete is None:
                 concrete = self._trace(args, kwargs, specs)
                 self._cache[key] = concrete
+            if concrete.graph.shape_dependent:
+                # The traced code read a static shape (x.shape, len(x)): the graph may
+                # hold the example's sizes as constants. Other sizes get a trace of
+                # their own (not counted: the signature's trace is the one TF counts),
+                # so a size never silently comes from another call.
+                shapes = tuple(tuple(t.shape) for t in self._tensors_for(concrete, args, kwargs, checked=True))
+                if shapes != concrete._example_shapes:
+                    skey = ("exact", key, shapes)
+                    exact = self._cache.get(skey)
+                    if exact is None:
+                        exact_specs = [TensorSpec(s, sp.dtype) for s, sp in zip(shapes, concrete._specs)]
+                        exact = self._trace(args, kwargs, exact_specs, count=False)
+                        self._cache[skey] = exact
+                    concrete = exact
         return concrete, args, kwargs
 
     def get_concrete_function(self, *args, **kwargs):
@@ -439,7 +454,7 @@ class Function:
         concrete, _, _ = self._concrete(tuple(args), kwargs, specs)
         return concrete
 
-    def _trace(self, args, kwargs, given_specs=None):
+    def _trace(self, args, kwargs, given_specs=None, count=True):
         flat = _nest.flatten((args, kwargs))
         positions = [i for i, x in enumerate(flat) if _is_tensor_arg(x)]
         examples = [flat[i] if isinstance(flat[i], _Tensor) else _native.convert_to_tensor(flat[i]) for i in positions]
@@ -473,10 +488,13 @@ class Function:
             result["is_t"] = is_t
             return tensors
 
-        self._tracing_count += 1
+        if count:
+            self._tracing_count += 1
         graph, _ = _native._trace(traced, examples, [(s.dtype, s._dims()) for s in specs])
         graph = graph.optimize()
-        return ConcreteFunction(self, graph, specs, (args, kwargs), positions, result["out"], result["is_t"])
+        concrete = ConcreteFunction(self, graph, specs, (args, kwargs), positions, result["out"], result["is_t"])
+        concrete._example_shapes = tuple(tuple(t.shape) for t in examples)
+        return concrete
 
     def __repr__(self):
         return f"<gt.function {self._name}>"
@@ -875,7 +893,10 @@ def map_fn(
     acc0 = tuple(_native.expand_dims(t, 0) for t in first_flat)
 
     def body(i, *acc):
-        out = _to_tensors(_nest.flatten(fn(item(i))), "map_fn's fn")
+        # The loop body is traced on the loop's entry values, where i may already be past
+        # the end (one element); the clamp keeps that trace in range and changes nothing
+        # when the graph runs (i < n there).
+        out = _to_tensors(_nest.flatten(fn(item(_native.minimum(i, n - 1)))), "map_fn's fn")
         return (i + 1, *[_native.concat([a, _native.expand_dims(o, 0)], 0) for a, o in zip(acc, out)])
 
     res = while_loop(lambda i, *acc: i < n, body, (_native.constant(1),) + acc0)

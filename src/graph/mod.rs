@@ -33,8 +33,8 @@ use crate::variable::Variable;
 
 pub use tapes::{record_tape_use, TapeUse};
 pub use trace::{
-    apply, apply_stateful, constant, is_tracing, lookup, paused, record_effect, trace,
-    trace_subgraph, Traced,
+    apply, apply_stateful, constant, is_tracing, lookup, note_shape_read, paused, record_effect,
+    trace, trace_subgraph, Traced,
 };
 pub(crate) use trace::{on_variable_assign, on_variable_read};
 
@@ -213,6 +213,10 @@ pub struct Graph {
     pub(crate) consts: Vec<Tensor>,
     pub(crate) nodes: Vec<Node>,
     pub(crate) outputs: Vec<Value>,
+    /// The traced code read the static shape of a value computed from the inputs: the
+    /// graph may hold that shape as a constant, so it is only valid for inputs of the
+    /// shapes it was traced with.
+    pub(crate) shape_dependent: bool,
 }
 
 impl Graph {
@@ -224,6 +228,12 @@ impl Graph {
     /// The recorded nodes, in run order.
     pub fn nodes(&self) -> &[Node] {
         &self.nodes
+    }
+
+    /// Whether the traced code read a static shape of a traced value (then the graph is
+    /// only valid for its example's shapes: a caller traces again for others).
+    pub fn shape_dependent(&self) -> bool {
+        self.shape_dependent
     }
 
     /// How many outputs a run returns.

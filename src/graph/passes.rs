@@ -39,6 +39,7 @@ fn rebuild(g: &Graph, keep: impl Fn(usize) -> bool) -> Graph {
     let mut const_map: HashMap<u32, u32> = HashMap::new();
     let mut out = Graph {
         inputs: g.inputs.clone(),
+        shape_dependent: g.shape_dependent,
         ..Graph::default()
     };
     let mut fix = |v: Value, out: &mut Graph, node_map: &[Option<u32>]| -> Value {

@@ -28,6 +28,8 @@ struct Tracer {
     outer: Vec<Tensor>,
     /// Whether tensors from enclosing traces become inputs (subgraphs) or constants.
     captures_outer: bool,
+    /// The traced code read the static shape of one of this trace's values.
+    read_shape: bool,
     /// Tapes the trace used, by key: their slot is the position.
     tapes: Vec<usize>,
     /// Ids at or above this were made during the trace: such a tensor the trace does not
@@ -50,6 +52,7 @@ impl Tracer {
             consts: HashMap::new(),
             outer: Vec::new(),
             captures_outer,
+            read_shape: false,
             tapes: Vec::new(),
             first_id: crate::tensor::next_id(),
         }
@@ -371,6 +374,27 @@ pub fn lookup(t: &Tensor) -> bool {
     })
 }
 
+/// Notes that the traced code read `t`'s static shape: when `t` is computed from the
+/// inputs of a trace, that trace (and those enclosing it) depend on the inputs' shapes.
+pub fn note_shape_read(t: &Tensor) {
+    if !is_tracing() {
+        return;
+    }
+    TRACERS.with(|s| {
+        let mut s = s.borrow_mut();
+        if s.iter().any(|tr| {
+            matches!(
+                tr.map.get(&t.id()),
+                Some(Value::Input(_)) | Some(Value::Node(..))
+            )
+        }) {
+            for tr in s.iter_mut() {
+                tr.read_shape = true;
+            }
+        }
+    });
+}
+
 /// A finished trace: the graph, and the tensors the traced function returned (their
 /// example values).
 pub struct Traced {
@@ -447,6 +471,7 @@ fn run_traced(
         let tr = &mut s[level];
         let mut g = std::mem::take(&mut tr.graph);
         g.outputs = outs;
+        g.shape_dependent = tr.read_shape;
         Ok::<_, Error>((g, std::mem::take(&mut tr.outer)))
     })?;
     drop(pop);

@@ -250,6 +250,11 @@ impl PyGraph {
     fn op_counts(&self) -> Vec<(String, usize)> {
         self.g.op_counts()
     }
+    /// Whether the traced code read a static shape of a traced value.
+    #[getter]
+    fn shape_dependent(&self) -> bool {
+        self.g.shape_dependent()
+    }
     #[getter]
     fn num_nodes(&self) -> usize {
         self.g.nodes().len()

@@ -323,7 +323,9 @@ macro_rules! tensor_methods {
 
             #[getter]
             fn shape<'py>(&$s, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-                $crate::python::tensor::shape_object(py, $get.shape())
+                let t = $get;
+                $crate::graph::note_shape_read(&t);
+                $crate::python::tensor::shape_object(py, t.shape())
             }
             #[getter]
             fn dtype(&$s) -> $crate::python::tensor::PyDType {
@@ -356,6 +358,7 @@ macro_rules! tensor_methods {
             }
             fn __len__(&$s) -> PyResult<usize> {
                 let t = $get;
+                $crate::graph::note_shape_read(&t);
                 t.shape().first().copied().ok_or_else(|| PyTypeError::new_err("Scalar tensor has no `len()`"))
             }
             fn __float__(&$s) -> PyResult<f64> {
@@ -479,6 +482,7 @@ tensor_methods!(PyTensor, |self| self.t.clone(), {
     /// Number of elements.
     #[getter]
     fn size(&self) -> usize {
+        crate::graph::note_shape_read(&self.t);
         self.t.size()
     }
     /// Identity of the tensor as seen by tapes (for debugging).

@@ -659,14 +659,14 @@ def test_methods_of_unhashable_objects_trace_once():
 def test_reduce_retracing_generalizes_on_the_second_shape(capsys):
     @gt.function(reduce_retracing=True)
     def g(x):
-        print("Tracing with", tuple(x.shape))
+        print("Tracing")
         return x * 2
 
     np.testing.assert_array_equal(g(gt.constant([1, 2, 3])).numpy(), [2, 4, 6])
     np.testing.assert_array_equal(g(gt.constant([1, 2, 3, 4, 5])).numpy(), [2, 4, 6, 8, 10])
     np.testing.assert_array_equal(g(gt.constant([7])).numpy(), [14])
     assert g.experimental_get_tracing_count() == 2
-    assert capsys.readouterr().out.count("Tracing with") == 2
+    assert capsys.readouterr().out.count("Tracing") == 2
 
 
 def test_variable_arguments_share_a_trace_by_dtype_and_shape():
@@ -698,3 +698,21 @@ def test_variable_arguments_share_a_trace_by_dtype_and_shape():
     c = gt.Variable(5.0)
     assert float(add(c, c)) == 10.0
     assert add.experimental_get_tracing_count() == 2
+
+
+def test_a_static_shape_read_in_a_trace_never_leaks_into_other_sizes():
+    @gt.function(input_signature=[gt.TensorSpec([None], gt.float32)])
+    def mean(x):
+        return gt.reduce_sum(x) / x.shape[0]
+
+    assert float(mean(gt.constant([1.0, 2.0]))) == 1.5
+    assert float(mean(gt.constant([1.0, 2.0, 3.0, 6.0]))) == 3.0
+    assert float(mean(gt.constant([4.0]))) == 4.0
+    assert mean.experimental_get_tracing_count() == 1
+
+    @gt.function
+    def per_row(x):
+        return gt.reshape(x, [len(x), -1])
+
+    assert per_row(gt.zeros([2, 3, 2])).shape == [2, 6]
+    assert per_row(gt.zeros([4, 2])).shape == [4, 2]

@@ -66,16 +66,16 @@ class Optimizer:
             raise ValueError("No gradients provided for any variable: " + ", ".join(v.name for _, v in pairs))
         live = [(self._validate(g, v), v) for g, v in live]
         tracing = _is_tracing()
+        step: int | Tensor
+        lr: Any
         if tracing:
             # Inside a gt.function: the step and the learning rate are read when the
             # graph runs (a float64 tensor step; the plans compute with it as with the
             # Python int), and slots exist before the first update reads them.
             step = cast(self.iterations.read_value() + 1, "float64")
-            lr = (
-                self.learning_rate(self.iterations.read_value())
-                if callable(self.learning_rate)
-                else float(self.learning_rate)
-            )
+            # A schedule gets the step counter as a tensor, as TF's schedules do.
+            schedule: Any = self.learning_rate
+            lr = schedule(self.iterations.read_value()) if callable(schedule) else float(schedule)
         else:
             step = int(self.iterations.numpy()) + 1
             lr = self._lr()
@@ -121,6 +121,6 @@ class Optimizer:
         return self.apply_gradients(zip(grads, var_list))
 
     def _plan(
-        self, var: _NativeVariable, grad: Tensor, lr: float, step: int, slot: Callable[[str], Tensor]
+        self, var: _NativeVariable, grad: Tensor, lr: Any, step: int | Tensor, slot: Callable[[str], Tensor]
     ) -> tuple[dict[str, Tensor], str, Tensor]:
         raise NotImplementedError

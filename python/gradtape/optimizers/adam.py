@@ -34,7 +34,7 @@ class Adam(Optimizer):
         self.beta_1, self.beta_2, self.epsilon = float(beta_1), float(beta_2), float(epsilon)
         self.amsgrad = bool(amsgrad)
 
-    def _plan(self, var: Any, grad: Any, lr: float, step: int, slot: Any) -> tuple:
+    def _plan(self, var: Any, grad: Any, lr: Any, step: Any, slot: Any) -> tuple:
         b1, b2 = self.beta_1, self.beta_2
         m, v = slot("m"), slot("v")
         if isinstance(step, Tensor):

@@ -31,7 +31,7 @@ class SGD(Optimizer):
         self.momentum = float(momentum)
         self.nesterov = bool(nesterov)
 
-    def _plan(self, var: Any, grad: Any, lr: float, step: int, slot: Any) -> tuple:
+    def _plan(self, var: Any, grad: Any, lr: Any, step: Any, slot: Any) -> tuple:
         if self.momentum == 0.0:
             return {}, "assign_sub", grad * lr
         m = slot("momentum") * self.momentum - grad * lr
