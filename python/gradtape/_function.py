@@ -608,7 +608,10 @@ def cond(pred, true_fn=None, false_fn=None, name=None):
         raise TypeError("cond: true_fn and false_fn are required")
     if not callable(true_fn) or not callable(false_fn):
         raise TypeError("cond: true_fn and false_fn must be callable")
-    if not _native._is_symbolic(pred) and not (_native._is_tracing() and isinstance(pred, _Tensor) and False):
+    if isinstance(pred, _Variable) and _native._is_tracing():
+        # Read when the graph runs, not now.
+        pred = pred.read_value()
+    if not _native._is_symbolic(pred):
         return true_fn() if _truth(pred) else false_fn()
     structure = {}
 

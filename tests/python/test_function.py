@@ -716,3 +716,12 @@ def test_a_static_shape_read_in_a_trace_never_leaks_into_other_sizes():
 
     assert per_row(gt.zeros([2, 3, 2])).shape == [2, 6]
     assert per_row(gt.zeros([4, 2])).shape == [4, 2]
+
+
+def test_a_variable_predicate_is_read_on_every_call():
+    flag = gt.Variable(True)
+    f = gt.function(lambda x: gt.cond(flag, lambda: x, lambda: -x))
+    assert float(f(gt.constant(2.0))) == 2.0
+    flag.assign(False)
+    assert float(f(gt.constant(2.0))) == -2.0
+    assert f.experimental_get_tracing_count() == 1
