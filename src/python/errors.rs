@@ -30,6 +30,14 @@ pyo3::create_exception!(
      tf.errors.InternalError."
 );
 
+pyo3::create_exception!(
+    gradtape,
+    OperatorNotAllowedInGraphError,
+    PyTypeError,
+    "A symbolic tensor of a gt.function trace used where a Python value is needed (a \
+     bool, an iteration). TF equivalent: tf.errors.OperatorNotAllowedInGraphError."
+);
+
 impl From<Error> for PyErr {
     fn from(e: Error) -> PyErr {
         match e {

@@ -185,6 +185,7 @@ pub(crate) fn check_concrete(t: &Tensor, what: &str) -> PyResult<()> {
         };
         return Err(match what {
             "numpy" => PyAttributeError::new_err(msg),
+            "bool" => super::errors::OperatorNotAllowedInGraphError::new_err(msg),
             _ => PyTypeError::new_err(msg),
         });
     }

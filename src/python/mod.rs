@@ -63,6 +63,10 @@ fn _gradtape(m: &Bound<'_, PyModule>) -> PyResult<()> {
         py.get_type::<errors::ResourceExhaustedError>(),
     )?;
     m.add("InternalError", py.get_type::<errors::InternalError>())?;
+    m.add(
+        "OperatorNotAllowedInGraphError",
+        py.get_type::<errors::OperatorNotAllowedInGraphError>(),
+    )?;
     for dt in DType::ALL {
         m.add(dt.name(), tensor::PyDType { dt })?;
     }
