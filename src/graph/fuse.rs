@@ -136,15 +136,8 @@ pub(super) fn fuse_elementwise(g: &Graph) -> Graph {
     if !removed.iter().any(|&r| r) {
         return out;
     }
-    // Removed nodes have no readers left; drop them by marking them dead.
-    for (i, r) in removed.iter().enumerate() {
-        if *r {
-            out.nodes[i].stateful = false;
-            out.nodes[i].inputs.clear();
-            out.nodes[i].kind = Kind::Call(Arc::new(|_| Ok(vec![Tensor::scalar(0f32)])));
-        }
-    }
-    super::passes::remove_dead(&out)
+    // The chains' other nodes have no readers left (each fed only the next).
+    super::passes::rebuild(&out, |i| !removed[i])
 }
 
 fn step(s: &Step, carry: Option<&Tensor>, xs: &[Tensor]) -> Result<Tensor> {

@@ -34,7 +34,7 @@ pub(super) fn remove_dead(g: &Graph) -> Graph {
 
 /// A copy of `g` with only the nodes `keep` says (and the constants they read),
 /// renumbered.
-fn rebuild(g: &Graph, keep: impl Fn(usize) -> bool) -> Graph {
+pub(super) fn rebuild(g: &Graph, keep: impl Fn(usize) -> bool) -> Graph {
     let mut node_map: Vec<Option<u32>> = vec![None; g.nodes.len()];
     let mut const_map: HashMap<u32, u32> = HashMap::new();
     let mut out = Graph {
