@@ -97,6 +97,7 @@ pub(super) fn fuse_elementwise(g: &Graph) -> Graph {
                 }
             })
         };
+        let last = *chain.last().expect("non-empty");
         let mut steps = Vec::with_capacity(chain.len());
         let mut names = Vec::with_capacity(chain.len());
         for (k, &i) in chain.iter().enumerate() {
@@ -116,7 +117,6 @@ pub(super) fn fuse_elementwise(g: &Graph) -> Graph {
             names.push(node.name.clone());
         }
         let steps: Arc<[Step]> = steps.into();
-        let last = *chain.last().expect("non-empty");
         let fused = Node {
             name: format!("Fused[{}]", names.join(",")),
             key: None,
@@ -125,6 +125,7 @@ pub(super) fn fuse_elementwise(g: &Graph) -> Graph {
             inputs,
             outputs: 1,
             stateful: false,
+            origin: g.nodes[last].origin.clone(),
         };
         // The fused node takes the last node's place (its readers see no change); the
         // others go.

@@ -143,6 +143,43 @@ pub struct Node {
     /// Has an effect beyond its outputs (assigns, prints, draws random numbers): always
     /// kept, never merged or folded, run in order.
     pub stateful: bool,
+    /// Where the traced code made the call (`file:line`, from the origin hook), named in
+    /// errors the node raises when the graph runs.
+    pub origin: Option<Arc<str>>,
+}
+
+static ORIGIN_HOOK: std::sync::OnceLock<fn() -> Option<String>> = std::sync::OnceLock::new();
+
+/// Sets how tracing learns where the traced code is (the Python bindings give the user's
+/// `file:line`); the first hook set stays.
+pub fn set_origin_hook(hook: fn() -> Option<String>) {
+    let _ = ORIGIN_HOOK.set(hook);
+}
+
+fn origin() -> Option<Arc<str>> {
+    ORIGIN_HOOK.get().and_then(|h| h()).map(Arc::from)
+}
+
+/// `e` with the place the failing node was traced at, for errors about the arguments.
+fn located(e: Error, node: &Node) -> Error {
+    let Some(at) = &node.origin else { return e };
+    match e {
+        Error::InvalidArgument { op, msg } => Error::InvalidArgument {
+            op,
+            msg: format!("{msg} (in the traced function at {at})"),
+        },
+        Error::ShapeMismatch { op, lhs, rhs } => Error::InvalidArgument {
+            op,
+            msg: format!(
+                "incompatible shapes: {lhs:?} vs. {rhs:?} (in the traced function at {at})"
+            ),
+        },
+        Error::DType { op, msg } => Error::DType {
+            op,
+            msg: format!("{msg} (in the traced function at {at})"),
+        },
+        other => other,
+    }
 }
 
 /// The kernel of an elementwise node, for fusion.
@@ -295,7 +332,7 @@ impl Graph {
             crate::interrupt::check()?;
             ins.clear();
             ins.extend(node.inputs.iter().map(|&v| get(&slots, v)));
-            let outs = run_node(node, &ins)?;
+            let outs = run_node(node, &ins).map_err(|e| located(e, node))?;
             if outs.len() != node.outputs {
                 return Err(Error::Internal(format!(
                     "graph node {} gave {} outputs where its trace gave {}",

@@ -174,6 +174,8 @@ fn push_node(
     inputs: &[&Tensor],
     outputs: &[Tensor],
 ) -> Result<()> {
+    // Asked before the trace is borrowed: the hook may run Python code.
+    let origin = if is_tracing() { super::origin() } else { None };
     TRACERS.with(|s| {
         let mut s = s.borrow_mut();
         let level = match s.len() {
@@ -186,7 +188,9 @@ fn push_node(
             .collect::<Result<_>>()?;
         let tr = &mut s[level];
         let id = tr.graph.nodes.len() as u32;
-        tr.graph.nodes.push(node_of(ins));
+        let mut node = node_of(ins);
+        node.origin = origin;
+        tr.graph.nodes.push(node);
         for (k, t) in outputs.iter().enumerate() {
             tr.map.insert(t.id(), Value::Node(id, k as u32));
         }
@@ -240,6 +244,7 @@ where
             inputs: ins,
             outputs: 0,
             stateful: true,
+            origin: None,
         },
         inputs,
         &[],
@@ -267,6 +272,7 @@ fn record(
                 inputs: ins,
                 outputs: n,
                 stateful,
+                origin: None,
             },
             inputs,
             &outs,
@@ -294,6 +300,7 @@ pub(super) fn apply_node(
             inputs: ins,
             outputs: n,
             stateful,
+            origin: None,
         },
         inputs,
         &outs,
@@ -334,6 +341,7 @@ pub(super) fn push_effect(
             inputs: ins,
             outputs: n,
             stateful: true,
+            origin: None,
         },
         inputs,
         outputs,
@@ -355,6 +363,7 @@ pub(crate) fn on_variable_read(var: &Variable, value: &Tensor) {
             inputs: ins,
             outputs: 1,
             stateful: true,
+            origin: None,
         },
         &[],
         std::slice::from_ref(value),
@@ -541,6 +550,7 @@ pub(super) fn cond(
             inputs: ins,
             outputs: n,
             stateful: true,
+            origin: None,
         },
         &inputs,
         &outs,
@@ -606,6 +616,7 @@ pub(super) fn while_loop(
         inputs: Vec::new(),
         outputs: n,
         stateful: true,
+        origin: None,
     };
     // The loop's value on the example inputs, computed by the node itself.
     let mut args: Vec<Tensor> = vars.clone();

@@ -420,7 +420,44 @@ fn _is_symbolic(t: Bound<'_, PyAny>) -> bool {
             .is_ok_and(|t| graph::lookup(&t.get().t))
 }
 
+static PACKAGE_DIR: pyo3::sync::PyOnceLock<String> = pyo3::sync::PyOnceLock::new();
+
+/// The user's `file:line` making the current call: the innermost Python frame outside
+/// the gradtape package (the tracing hook; called only while tracing).
+fn user_origin() -> Option<String> {
+    Python::attach(|py| {
+        let dir = PACKAGE_DIR
+            .get_or_try_init(py, || -> PyResult<String> {
+                let file: String = py.import("gradtape")?.getattr("__file__")?.extract()?;
+                Ok(std::path::Path::new(&file)
+                    .parent()
+                    .map(|p| p.to_string_lossy().into_owned())
+                    .unwrap_or_default())
+            })
+            .ok()?;
+        let mut frame = py
+            .import("sys")
+            .ok()?
+            .call_method1("_getframe", (0,))
+            .ok()?;
+        for _ in 0..64 {
+            let code = frame.getattr("f_code").ok()?;
+            let file: String = code.getattr("co_filename").ok()?.extract().ok()?;
+            if !file.starts_with(dir.as_str()) {
+                let line: u32 = frame.getattr("f_lineno").ok()?.extract().ok()?;
+                return Some(format!("{file}:{line}"));
+            }
+            frame = frame.getattr("f_back").ok()?;
+            if frame.is_none() {
+                return None;
+            }
+        }
+        None
+    })
+}
+
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    crate::graph::set_origin_hook(user_origin);
     m.add_class::<PyGraph>()?;
     m.add_function(wrap_pyfunction!(_trace, m)?)?;
     m.add_function(wrap_pyfunction!(_cond, m)?)?;

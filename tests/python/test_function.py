@@ -726,3 +726,17 @@ def test_a_variable_predicate_is_read_on_every_call():
     flag.assign(False)
     assert float(f(gt.constant(2.0))) == -2.0
     assert f.experimental_get_tracing_count() == 1
+
+
+def test_an_error_when_the_graph_runs_names_the_traced_line():
+    w = gt.constant([1.0, 2.0, 3.0])
+
+    @gt.function(input_signature=[gt.TensorSpec([None], gt.float32)])
+    def f(x):
+        return x * w  # the line the error names
+
+    assert f(gt.constant([1.0, 1.0, 1.0])).numpy().tolist() == [1.0, 2.0, 3.0]
+    with pytest.raises(gt.errors.InvalidArgumentError) as err:
+        f(gt.constant([1.0, 2.0]))
+    line = f.python_function.__code__.co_firstlineno + 2
+    assert f"test_function.py:{line}" in str(err.value)
