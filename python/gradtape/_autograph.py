@@ -71,6 +71,10 @@ def _convert_function(func):
     fdef = tree.body[0] if tree.body else None
     if not isinstance(fdef, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return None
+    # The rewritten function runs on a copy of the module's globals: one that assigns a
+    # global (`global n; n += 1`) must keep writing the module's, so it stays as written.
+    if _contains(fdef.body, (ast.Global,)):
+        return None
     # Decorators ran already (gt.function is one of them).
     fdef.decorator_list = []
     t = _Transformer()

@@ -740,3 +740,20 @@ def test_an_error_when_the_graph_runs_names_the_traced_line():
         f(gt.constant([1.0, 2.0]))
     line = f.python_function.__code__.co_firstlineno + 2
     assert f"test_function.py:{line}" in str(err.value)
+
+
+CALLS = 0
+
+
+def test_a_function_assigning_a_global_keeps_writing_the_module():
+    @gt.function
+    def g(x):
+        global CALLS
+        CALLS += 1
+        for _ in range(2):  # a statement AutoGraph would rewrite
+            x = x * 2.0
+        return x
+
+    assert float(g(gt.constant(1.0))) == 4.0
+    assert float(g(gt.constant(5.0))) == 20.0
+    assert CALLS == 1  # a Python side effect: once, while tracing, in this module
