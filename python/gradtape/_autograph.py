@@ -215,6 +215,23 @@ def _helper(attr):
     return ast.Attribute(value=_name("__gt_ag"), attr=attr, ctx=ast.Load())
 
 
+def _call(helper, *args):
+    """``__gt_ag.helper(*args)``."""
+    return ast.Call(func=_helper(helper), args=list(args), keywords=[])
+
+
+def _strings(names):
+    """``('a', 'b')``: the names as string constants."""
+    return ast.Tuple(elts=[ast.Constant(n) for n in names], ctx=ast.Load())
+
+
+def _bind(names, call):
+    """``a, b = call`` (or the bare call when nothing is bound)."""
+    if not names:
+        return ast.Expr(value=call)
+    return ast.Assign(targets=[_tuple(names, ast.Store)], value=call)
+
+
 def _current(names):
     """``(__gt_ag.ld(locals(), 'a'), ...)``: each name's value, or Undefined."""
     return ast.Tuple(
@@ -299,43 +316,23 @@ class _Transformer:
         t_name, f_name = self.fresh("if_true"), self.fresh("if_false")
         body = self.block(s.body)
         orelse = self.block(s.orelse)
-        if body_returns:
-            # `if c: ...; return a  else: ...; return b` -> return cond(...)
-            t = _fn(t_name, names, body)
-            f = _fn(f_name, names, orelse)
-            call = ast.Call(
-                func=_helper("if_stmt"),
-                args=[
-                    s.test,
-                    _name(t_name),
-                    _name(f_name),
-                    _current(names),
-                    ast.Tuple(elts=[ast.Constant(n) for n in names], ctx=ast.Load()),
-                    ast.Constant(True),
-                ],
-                keywords=[],
-            )
-            return [t, f, ast.Return(value=call)]
-        ret = ast.Return(value=_tuple(names))
-        t = _fn(t_name, names, body + [ret])
-        f = _fn(f_name, names, orelse + [ast.Return(value=_tuple(names))])
-        call = ast.Call(
-            func=_helper("if_stmt"),
-            args=[
-                s.test,
-                _name(t_name),
-                _name(f_name),
-                _current(names),
-                ast.Tuple(elts=[ast.Constant(n) for n in names], ctx=ast.Load()),
-                ast.Constant(False),
-            ],
-            keywords=[],
+        if not body_returns:
+            # Each branch hands the names it may assign back.
+            body = body + [ast.Return(value=_tuple(names))]
+            orelse = orelse + [ast.Return(value=_tuple(names))]
+        t = _fn(t_name, names, body)
+        f = _fn(f_name, names, orelse)
+        call = _call(
+            "if_stmt",
+            s.test,
+            _name(t_name),
+            _name(f_name),
+            _current(names),
+            _strings(names),
+            ast.Constant(body_returns),
         )
-        if names:
-            assign = ast.Assign(targets=[_tuple(names, ast.Store)], value=call)
-        else:
-            assign = ast.Expr(value=call)
-        return [t, f, assign]
+        # `if c: ...; return a  else: ...; return b` -> return cond(...)
+        return [t, f, ast.Return(value=call) if body_returns else _bind(names, call)]
 
     # -- loops --
     def _loop_ok(self, s):
@@ -358,101 +355,64 @@ class _Transformer:
                 out.append(st)
                 rest, _ = self._lower_jumps(body[i + 1 :], brk, cont)
                 if rest:
-                    guard = ast.Call(func=_helper("no_jump"), args=[_name(brk), _name(cont)], keywords=[])
+                    guard = _call("no_jump", _name(brk), _name(cont))
                     out.append(ast.If(test=guard, body=rest, orelse=[]))
                 return out, True
             out.append(st)
         return out, False
+
+    def _jumps(self, body):
+        """``body`` with its ``break``/``continue`` lowered to flags: ``(body, flags,
+        prelude)``, the flags ``(break, continue)`` names or ``None`` when it has none."""
+        if not _contains(body, (ast.Break, ast.Continue), into_loops=False):
+            return body, None, []
+        brk, cont = self.fresh("break"), self.fresh("continue")
+        body, _ = self._lower_jumps(body, brk, cont)
+
+        def clear(n):
+            return ast.Assign(targets=[_name(n, ast.Store)], value=ast.Constant(False))
+
+        return [clear(cont)] + body, (brk, cont), [clear(brk), clear(cont)]
 
     def while_(self, s):
         if not self._loop_ok(s):
             s.body = self.block(s.body)
             return [s]
         self.changed = True
-        has_jumps = _contains(s.body, (ast.Break, ast.Continue), into_loops=False)
-        body = s.body
+        body, flags, pre = self._jumps(s.body)
         test = s.test
-        pre = []
-        if has_jumps:
-            brk, cont = self.fresh("break"), self.fresh("continue")
-            body, _ = self._lower_jumps(body, brk, cont)
-            body = [ast.Assign(targets=[_name(cont, ast.Store)], value=ast.Constant(False))] + body
-            pre = [
-                ast.Assign(targets=[_name(brk, ast.Store)], value=ast.Constant(False)),
-                ast.Assign(targets=[_name(cont, ast.Store)], value=ast.Constant(False)),
-            ]
+        names = _assigned(body)
+        if flags:
             thunk = ast.Lambda(
                 args=ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[]),
                 body=test,
             )
-            test = ast.Call(func=_helper("not_broken_and"), args=[_name(brk), thunk], keywords=[])
-        names = _assigned(body)
-        if has_jumps:
-            for n in (brk, cont):
-                if n not in names:
-                    names.append(n)
+            test = _call("not_broken_and", _name(flags[0]), thunk)
+            names += [n for n in flags if n not in names]
         body = self.block(body)
         c_name, b_name = self.fresh("loop_test"), self.fresh("loop_body")
         c = _fn(c_name, names, [ast.Return(value=test)])
         b = _fn(b_name, names, body + [ast.Return(value=_tuple(names))])
-        call = ast.Call(
-            func=_helper("while_stmt"),
-            args=[
-                _name(c_name),
-                _name(b_name),
-                _current(names),
-                ast.Tuple(elts=[ast.Constant(n) for n in names], ctx=ast.Load()),
-            ],
-            keywords=[],
-        )
-        assign = ast.Assign(targets=[_tuple(names, ast.Store)], value=call) if names else ast.Expr(value=call)
-        return pre + [c, b, assign]
+        call = _call("while_stmt", _name(c_name), _name(b_name), _current(names), _strings(names))
+        return pre + [c, b, _bind(names, call)]
 
     def for_(self, s):
         if not self._loop_ok(s):
             s.body = self.block(s.body)
             return [s]
         self.changed = True
-        has_jumps = _contains(s.body, (ast.Break, ast.Continue), into_loops=False)
-        body = s.body
-        pre = []
-        brk = None
-        if has_jumps:
-            brk, cont = self.fresh("break"), self.fresh("continue")
-            body, _ = self._lower_jumps(body, brk, cont)
-            body = [ast.Assign(targets=[_name(cont, ast.Store)], value=ast.Constant(False))] + body
-            pre = [
-                ast.Assign(targets=[_name(brk, ast.Store)], value=ast.Constant(False)),
-                ast.Assign(targets=[_name(cont, ast.Store)], value=ast.Constant(False)),
-            ]
+        body, flags, pre = self._jumps(s.body)
         item = self.fresh("item")
-        target_names = _assigned([ast.Assign(targets=[s.target], value=ast.Constant(None))])
         names = _assigned(body)
-        for n in target_names:
-            if n not in names:
-                names.append(n)
-        if has_jumps:
-            for n in (brk, cont):
-                if n not in names:
-                    names.append(n)
+        targets = _assigned([ast.Assign(targets=[s.target], value=ast.Constant(None))])
+        names += [n for n in targets + list(flags or ()) if n not in names]
         body = self.block(body)
         bind = ast.Assign(targets=[s.target], value=_name(item))
         b_name = self.fresh("for_body")
         b = _fn(b_name, [item] + names, [bind] + body + [ast.Return(value=_tuple(names))])
-        stop = ast.Constant(None) if brk is None else ast.Constant(brk)
-        call = ast.Call(
-            func=_helper("for_stmt"),
-            args=[
-                s.iter,
-                _name(b_name),
-                _current(names),
-                ast.Tuple(elts=[ast.Constant(n) for n in names], ctx=ast.Load()),
-                stop,
-            ],
-            keywords=[],
-        )
-        assign = ast.Assign(targets=[_tuple(names, ast.Store)], value=call) if names else ast.Expr(value=call)
-        return pre + [b, assign]
+        stop = ast.Constant(flags[0] if flags else None)
+        call = _call("for_stmt", s.iter, _name(b_name), _current(names), _strings(names), stop)
+        return pre + [b, _bind(names, call)]
 
 
 # ---- the run-time helpers ------------------------------------------------------------

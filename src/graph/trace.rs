@@ -234,21 +234,7 @@ where
         f(&owned)?;
         return Ok(());
     }
-    let f: Forward = Arc::new(f);
-    push_node(
-        |ins| Node {
-            name: name.to_string(),
-            key: None,
-            elementwise: None,
-            kind: Kind::Call(f),
-            inputs: ins,
-            outputs: 0,
-            stateful: true,
-            origin: None,
-        },
-        inputs,
-        &[],
-    )
+    push_call(name, None, None, true, Arc::new(f), inputs, &[])
 }
 
 fn record(
@@ -262,21 +248,7 @@ fn record(
     let owned: Vec<Tensor> = inputs.iter().map(|t| (*t).clone()).collect();
     let outs = f(&owned)?;
     if is_tracing() {
-        let n = outs.len();
-        push_node(
-            |ins| Node {
-                name: name.to_string(),
-                key,
-                elementwise,
-                kind: Kind::Call(f),
-                inputs: ins,
-                outputs: n,
-                stateful,
-                origin: None,
-            },
-            inputs,
-            &outs,
-        )?;
+        push_call(name, key, elementwise, stateful, f, inputs, &outs)?;
     }
     Ok(outs)
 }
@@ -290,21 +262,7 @@ pub(super) fn apply_node(
     eval: impl FnOnce() -> Result<Vec<Tensor>>,
 ) -> Result<Vec<Tensor>> {
     let outs: Vec<Tensor> = eval()?.into_iter().map(|t| t.fresh()).collect();
-    let n = outs.len();
-    push_node(
-        |ins| Node {
-            name: name.to_string(),
-            key: None,
-            elementwise: None,
-            kind: Kind::Call(f),
-            inputs: ins,
-            outputs: n,
-            stateful,
-            origin: None,
-        },
-        inputs,
-        &outs,
-    )?;
+    push_call(name, None, None, stateful, f, inputs, &outs)?;
     Ok(outs)
 }
 
@@ -331,16 +289,29 @@ pub(super) fn push_effect(
     inputs: &[&Tensor],
     outputs: &[Tensor],
 ) -> Result<()> {
+    push_call(name, None, None, true, f, inputs, outputs)
+}
+
+/// Appends an engine-call node (`f` over `inputs`) whose trace-time values are `outputs`.
+fn push_call(
+    name: &str,
+    key: Option<String>,
+    elementwise: Option<Elementwise>,
+    stateful: bool,
+    f: Forward,
+    inputs: &[&Tensor],
+    outputs: &[Tensor],
+) -> Result<()> {
     let n = outputs.len();
     push_node(
         |ins| Node {
             name: name.to_string(),
-            key: None,
-            elementwise: None,
+            key,
+            elementwise,
             kind: Kind::Call(f),
             inputs: ins,
             outputs: n,
-            stateful: true,
+            stateful,
             origin: None,
         },
         inputs,
