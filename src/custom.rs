@@ -236,6 +236,11 @@ pub fn gradient_override_map(map: &[(&str, &str)]) -> Result<OverrideScope> {
     Ok(OverrideScope { _private: () })
 }
 
+/// Whether a gradient override map is in force on this thread.
+pub(crate) fn any_override() -> bool {
+    OVERRIDES.with(|o| o.borrow().iter().any(|m| !m.is_empty()))
+}
+
 /// The overriding rule for `op_type` in scope on this thread, if any.
 pub(crate) fn override_for(op_type: &'static str) -> Option<Arc<dyn Op>> {
     let name = OVERRIDES.with(|o| {

@@ -12,7 +12,8 @@
 
 use std::sync::{Arc, Mutex};
 
-use super::{Elementwise, Graph, Kind, Node, Value};
+use super::chain::{self, Arg, Chain, Step};
+use super::{Graph, Kind, Node, Value};
 use crate::dtype::{DType, Element};
 use crate::error::{Error, Result};
 use crate::tensor::Tensor;
@@ -21,21 +22,6 @@ use crate::tensor::Tensor;
 const TILE: usize = 1 << 14;
 /// Below this many elements a chain runs unfused (tiling costs more than it saves).
 const MIN_FUSED: usize = 1 << 15;
-
-/// One op of a fused chain: its kernel and where its operands come from.
-#[derive(Clone, Copy)]
-enum Arg {
-    /// The previous op's result.
-    Carry,
-    /// Input `k` of the fused node.
-    Ext(usize),
-}
-
-#[derive(Clone)]
-struct Step {
-    f: Elementwise,
-    args: [Arg; 2],
-}
 
 /// Replaces every chain of two or more fusable nodes with one fused node.
 pub(super) fn fuse_elementwise(g: &Graph) -> Graph {
@@ -117,11 +103,14 @@ pub(super) fn fuse_elementwise(g: &Graph) -> Graph {
             names.push(node.name.clone());
         }
         let steps: Arc<[Step]> = steps.into();
+        let compiled = Chain::compile(&steps, inputs.len()).map(Arc::new);
         let fused = Node {
             name: format!("Fused[{}]", names.join(",")),
             key: None,
             elementwise: None,
-            kind: Kind::Call(Arc::new(move |xs: &[Tensor]| Ok(vec![run(&steps, xs)?]))),
+            kind: Kind::Call(Arc::new(move |xs: &[Tensor]| {
+                Ok(vec![run(&steps, compiled.as_ref(), xs)?])
+            })),
             inputs,
             outputs: 1,
             stateful: false,
@@ -141,33 +130,15 @@ pub(super) fn fuse_elementwise(g: &Graph) -> Graph {
     super::passes::rebuild(&out, |i| !removed[i])
 }
 
-fn step(s: &Step, carry: Option<&Tensor>, xs: &[Tensor]) -> Result<Tensor> {
-    let get = |a: Arg| -> Result<&Tensor> {
-        match a {
-            Arg::Carry => {
-                carry.ok_or_else(|| Error::Internal("fused chain without a carry".into()))
-            }
-            Arg::Ext(k) => xs
-                .get(k)
-                .ok_or_else(|| Error::Internal("fused chain input out of range".into())),
+/// Runs a chain: through its compiled loops when it has them and the operands fit
+/// (then recorded as one node under a tape), else tiled when nothing records and the
+/// operands tile, else op by op.
+fn run(steps: &[Step], compiled: Option<&Arc<Chain>>, xs: &[Tensor]) -> Result<Tensor> {
+    if let Some(c) = compiled {
+        if let Some(out) = chain::run(c, xs)? {
+            return Ok(out);
         }
-    };
-    match s.f {
-        Elementwise::Unary(f) => f(get(s.args[0])?),
-        Elementwise::Binary(f) => f(get(s.args[0])?, get(s.args[1])?),
     }
-}
-
-fn run_unfused(steps: &[Step], xs: &[Tensor]) -> Result<Tensor> {
-    let mut carry: Option<Tensor> = None;
-    for s in steps {
-        carry = Some(step(s, carry.as_ref(), xs)?);
-    }
-    carry.ok_or_else(|| Error::Internal("empty fused chain".into()))
-}
-
-/// Runs a chain: tiled when nothing records and the operands tile, else op by op.
-fn run(steps: &[Step], xs: &[Tensor]) -> Result<Tensor> {
     if crate::tape::stack::any_active() {
         return run_unfused(steps, xs);
     }
@@ -218,6 +189,10 @@ fn run(steps: &[Step], xs: &[Tensor]) -> Result<Tensor> {
 }
 
 /// The result buffer filled tile by tile on the pool (the first tile already computed).
+fn run_unfused(steps: &[Step], xs: &[Tensor]) -> Result<Tensor> {
+    chain::run_steps(steps, xs)
+}
+
 fn fill<T: Element + Default>(
     steps: &[Step],
     tile_inputs: &(dyn Fn(usize, usize) -> Result<Vec<Tensor>> + Sync),

@@ -18,6 +18,7 @@
 //! folds subexpressions of constants, merges repeated computations and fuses chains of
 //! elementwise ops into one tiled pass (see `fuse`).
 
+mod chain;
 mod fuse;
 mod passes;
 mod tapes;

@@ -275,3 +275,166 @@ fn an_elementwise_chain_is_fused_and_gives_the_unfused_values() {
         assert!((gi - expect).abs() < 1e-14);
     }
 }
+
+/// A chain through every compiled op: `x`, a broadcast single element `c` and a
+/// full-size `w` as operands, `x` read by three steps.
+fn long_chain(a: &[Tensor]) -> Result<Vec<Tensor>> {
+    let (x, c, w) = (&a[0], &a[1], &a[2]);
+    let u = traced_binary("Mul", ops::multiply, x, c)?;
+    let u = traced_binary("AddV2", ops::add, &u, x)?;
+    let u = traced_unary("Sin", ops::sin, &u)?;
+    let u = traced_unary("Cos", ops::cos, &u)?;
+    let u = traced_unary("Sqrt", ops::sqrt, &u)?;
+    let u = traced_unary("Log", ops::log, &u)?;
+    let u = traced_unary("Exp", ops::exp, &u)?;
+    let u = traced_unary("Tanh", ops::tanh, &u)?;
+    let u = traced_unary("Sigmoid", ops::sigmoid, &u)?;
+    let u = traced_unary("Reciprocal", ops::reciprocal, &u)?;
+    let u = traced_unary("Square", ops::square, &u)?;
+    let u = traced_unary("Relu", ops::relu, &u)?;
+    let u = traced_unary("Neg", ops::neg, &u)?;
+    let u = traced_binary("Sub", ops::subtract, &u, x)?;
+    let u = traced_binary("RealDiv", ops::divide, &u, c)?;
+    let u = traced_binary("Mul", ops::multiply, &u, w)?;
+    Ok(vec![u])
+}
+
+/// `(value, [d/dx, d/dc, d/dw], d²/dx² summed, tape nodes)` of `sum(graph(x, c, w))`:
+/// the first derivatives with nothing recording the backward pass (fused rules), the
+/// second through an outer tape (composed rules).
+fn chain_derivatives(g: &Graph, xs: &[Tensor]) -> (Tensor, Vec<Tensor>, Tensor, usize) {
+    let sources: Vec<crate::tape::Source<'_>> =
+        xs.iter().map(crate::tape::Source::Tensor).collect();
+    let forward = |tape: &crate::GradientTape| {
+        let _i = tape.enter();
+        for x in xs {
+            tape.watch(x);
+        }
+        let y = g.run(xs).unwrap().remove(0);
+        ops::reduce_sum(&y, None, false).unwrap()
+    };
+    let tape = crate::GradientTape::new();
+    let y = forward(&tape);
+    let nodes = tape.num_nodes();
+    let grads: Vec<Tensor> = tape
+        .gradient(
+            std::slice::from_ref(&y),
+            &sources,
+            None,
+            crate::tape::UnconnectedGradients::Zero,
+        )
+        .unwrap()
+        .into_iter()
+        .map(|g| g.unwrap())
+        .collect();
+    let outer = crate::GradientTape::new();
+    let gx = {
+        let _o = outer.enter();
+        outer.watch(&xs[0]);
+        let inner = crate::GradientTape::new();
+        let y = forward(&inner);
+        let gx = inner.gradient1(&y, &xs[0]).unwrap().unwrap();
+        ops::reduce_sum(&gx, None, false).unwrap()
+    };
+    let hxx = outer.gradient1(&gx, &xs[0]).unwrap().unwrap();
+    (y, grads, hxx, nodes)
+}
+
+fn close_all(got: &Tensor, want: &Tensor, tol: f64) {
+    let (g, w) = (
+        got.to_vec::<f64>().unwrap_or_else(|_| {
+            got.to_vec::<f32>()
+                .unwrap()
+                .iter()
+                .map(|&v| v as f64)
+                .collect()
+        }),
+        want.to_vec::<f64>().unwrap_or_else(|_| {
+            want.to_vec::<f32>()
+                .unwrap()
+                .iter()
+                .map(|&v| v as f64)
+                .collect()
+        }),
+    );
+    assert_eq!(g.len(), w.len());
+    for (i, (a, b)) in g.iter().zip(&w).enumerate() {
+        assert!(
+            (a - b).abs() <= tol * b.abs().max(1.0),
+            "element {i}: {a} vs {b} (tolerance {tol})"
+        );
+    }
+}
+
+#[test]
+fn a_compiled_chain_is_one_tape_node_with_the_eager_derivatives() {
+    for (dtype, n, tol) in [
+        (DType::F64, 7, 1e-13),
+        (DType::F64, 40_000, 1e-13),
+        (DType::F32, 40_000, 2e-5),
+    ] {
+        let cast = |v: Vec<f64>, shape: &[usize]| {
+            ops::cast(&Tensor::from_vec(v, shape).unwrap(), dtype).unwrap()
+        };
+        let x = cast(
+            (0..n).map(|i| ((i as f64) * 0.61).sin() * 1.5).collect(),
+            &[n],
+        );
+        let c = cast(vec![0.75], &[]);
+        let w = cast((0..n).map(|i| 1.0 + (i % 5) as f64 * 0.25).collect(), &[n]);
+        let xs = [x, c, w];
+        let specs: Vec<Spec> = xs.iter().map(Spec::of).collect();
+        let traced = trace(&xs, specs, long_chain).unwrap();
+        let fused = traced.graph.optimize().unwrap();
+        assert_eq!(fused.nodes().len(), 1, "{:?}", fused.op_counts());
+        let (y0, g0, h0, nodes0) = chain_derivatives(&traced.graph, &xs);
+        let (y1, g1, h1, nodes1) = chain_derivatives(&fused, &xs);
+        // One node for the chain (plus the sum) instead of one per op.
+        assert_eq!((nodes0, nodes1), (17, 2));
+        // Values: the ops' own kernels, bit for bit.
+        assert_eq!(y0.to_vec::<f64>().ok(), y1.to_vec::<f64>().ok());
+        close_all(&y1, &y0, tol);
+        for (a, b) in g1.iter().zip(&g0) {
+            assert_eq!(a.shape(), b.shape());
+            close_all(a, b, tol);
+        }
+        // Second order: the rule's composed form, recorded by the outer tape.
+        close_all(&h1, &h0, tol * 10.0);
+    }
+}
+
+#[test]
+fn a_compiled_chain_reading_one_tensor_twice_counts_both_uses() {
+    // f(x, x) with the chain x*y + y: both operands are one tensor at run time.
+    let x = t(&[0.5, -2.0, 3.0]);
+    let traced = trace(
+        &[x.clone(), x.clone()],
+        vec![Spec::of(&x), Spec::of(&x)],
+        |a| {
+            let u = traced_binary("Mul", ops::multiply, &a[0], &a[1])?;
+            Ok(vec![traced_unary("Exp", ops::exp, &u)?])
+        },
+    )
+    .unwrap();
+    let fused = traced.graph.optimize().unwrap();
+    assert_eq!(fused.nodes().len(), 1);
+    for second_order in [false, true] {
+        let outer = crate::GradientTape::new();
+        let tape = crate::GradientTape::new();
+        let g = {
+            let _o = second_order.then(|| outer.enter());
+            outer.watch(&x);
+            let y = {
+                let _r = tape.enter();
+                tape.watch(&x);
+                fused.run(&[x.clone(), x.clone()]).unwrap().remove(0)
+            };
+            tape.gradient1(&y, &x).unwrap().unwrap()
+        };
+        // d/dx exp(x²) = 2x exp(x²)
+        for (gi, xi) in vals(&g).iter().zip([0.5f64, -2.0, 3.0]) {
+            let want = 2.0 * xi * (xi * xi).exp();
+            assert!((gi - want).abs() <= 1e-12 * want.abs(), "{gi} vs {want}");
+        }
+    }
+}

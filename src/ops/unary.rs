@@ -170,7 +170,7 @@ impl<T: num_traits::Float> AsinFn for Complex<T> {
     }
 }
 
-trait SigmoidFn: Copy {
+pub(crate) trait SigmoidFn: Copy {
     fn sigmoid_(self) -> Self;
 }
 macro_rules! real_sigmoid {

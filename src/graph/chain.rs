@@ -1,0 +1,631 @@
+//! Elementwise chains compiled to loops over tiles, forward and backward.
+//!
+//! A fused chain (see `fuse`) whose every op is one of the common real elementwise ops
+//! (`+ - * /`, negation, `exp`, `log`, `sin`, `cos`, `tanh`, `sigmoid`, `sqrt`,
+//! `square`, `relu`, `reciprocal`) on float32 or float64 operands of one shape (or
+//! single elements, broadcast) runs here without a tensor per op: each tile of the
+//! output goes through the whole chain in buffers that stay in cache, and the tiles
+//! spread over the pool's threads. The element functions are the ops' own kernels, so
+//! the values are the unfused ones, bit for bit.
+//!
+//! Under a tape the chain is recorded as one node ([`ChainOp`]) keeping only its
+//! inputs. Its gradient rule, when nothing records the backward pass, is one more tiled
+//! pass: each tile recomputes the chain's intermediates (cheaper than writing them to
+//! memory and reading them back) and sweeps the ops' derivatives back to the inputs,
+//! the same formulas as the ops' rules. When a tape records the backward pass (higher
+//! derivatives), the rule runs the ops one by one on a tape of its own, so the
+//! gradient is built from the ops' composed rules and is differentiable again.
+
+use std::mem::MaybeUninit;
+use std::sync::Arc;
+
+use super::Elementwise;
+use crate::dtype::{DType, Element};
+use crate::error::{Error, Result};
+use crate::kernels::elementwise::{fill, fill2};
+use crate::kernels::vmath::VMath;
+use crate::ops::{self, Grads, Op, Saves, VjpCx};
+use crate::tensor::Tensor;
+
+/// Elements per tile of a forward pass (64 KiB of float32).
+const TILE: usize = 1 << 14;
+/// Elements of all the intermediates of one backward tile together.
+const BACKWARD_BUDGET: usize = 1 << 17;
+
+/// An op of a compiled chain.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Form {
+    Neg,
+    Exp,
+    Log,
+    Sin,
+    Cos,
+    Tanh,
+    Sigmoid,
+    Sqrt,
+    Square,
+    Relu,
+    Reciprocal,
+    Add,
+    Sub,
+    Mul,
+    Div,
+}
+
+type Fn1 = fn(&Tensor) -> Result<Tensor>;
+type Fn2 = fn(&Tensor, &Tensor) -> Result<Tensor>;
+
+fn unary_form(f: Fn1) -> Option<Form> {
+    let table: &[(Fn1, Form)] = &[
+        (ops::neg, Form::Neg),
+        (ops::negative, Form::Neg),
+        (ops::exp, Form::Exp),
+        (ops::log, Form::Log),
+        (ops::sin, Form::Sin),
+        (ops::cos, Form::Cos),
+        (ops::tanh, Form::Tanh),
+        (ops::sigmoid, Form::Sigmoid),
+        (ops::sqrt, Form::Sqrt),
+        (ops::square, Form::Square),
+        (ops::relu, Form::Relu),
+        (ops::reciprocal, Form::Reciprocal),
+    ];
+    table
+        .iter()
+        .find(|(g, _)| std::ptr::fn_addr_eq(*g, f))
+        .map(|&(_, k)| k)
+}
+
+fn binary_form(f: Fn2) -> Option<Form> {
+    let table: &[(Fn2, Form)] = &[
+        (ops::add, Form::Add),
+        (ops::subtract, Form::Sub),
+        (ops::multiply, Form::Mul),
+        (ops::divide, Form::Div),
+        (ops::truediv, Form::Div),
+        (ops::mul, Form::Mul),
+    ];
+    table
+        .iter()
+        .find(|(g, _)| std::ptr::fn_addr_eq(*g, f))
+        .map(|&(_, k)| k)
+}
+
+/// Where a step's operand comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Arg {
+    /// The previous step's result.
+    Carry,
+    /// Input `k` of the chain.
+    Ext(usize),
+}
+
+/// One op of a chain: its kernel (for the unfused and the composed paths) and its
+/// operands.
+#[derive(Clone, Copy)]
+pub(super) struct Step {
+    pub f: Elementwise,
+    pub args: [Arg; 2],
+}
+
+/// A chain with the compiled form of every step.
+pub(super) struct Chain {
+    steps: Arc<[Step]>,
+    forms: Vec<Form>,
+    inputs: usize,
+}
+
+impl Chain {
+    /// The compiled chain, when every step has a compiled form.
+    pub(super) fn compile(steps: &Arc<[Step]>, inputs: usize) -> Option<Chain> {
+        let forms = steps
+            .iter()
+            .map(|s| match s.f {
+                Elementwise::Unary(f) => unary_form(f),
+                Elementwise::Binary(f) => binary_form(f),
+            })
+            .collect::<Option<Vec<Form>>>()?;
+        Some(Chain {
+            steps: steps.clone(),
+            forms,
+            inputs,
+        })
+    }
+}
+
+/// The shape of the chain's result when its operands fit the compiled loops: one float
+/// dtype, every operand of one shape (standard layout) or a single element broadcast.
+fn fits(xs: &[Tensor]) -> Option<(DType, Vec<usize>)> {
+    let dtype = xs.first()?.dtype();
+    if !matches!(dtype, DType::F32 | DType::F64) || xs.iter().any(|t| t.dtype() != dtype) {
+        return None;
+    }
+    let full = xs
+        .iter()
+        .filter(|t| t.size() != 1)
+        .max_by_key(|t| t.ndim())
+        .or_else(|| xs.iter().max_by_key(|t| t.ndim()))?;
+    let shape = full.shape().to_vec();
+    let ok = xs.iter().all(|t| {
+        (t.shape() == shape.as_slice() && t.is_standard_layout())
+            || (t.size() == 1 && t.ndim() <= shape.len())
+    });
+    ok.then_some((dtype, shape))
+}
+
+/// Runs `chain` on `xs` through the compiled loops (`None`: the operands do not fit),
+/// recording it on the tapes that watch an input.
+pub(super) fn run(chain: &Arc<Chain>, xs: &[Tensor]) -> Result<Option<Tensor>> {
+    if xs.len() != chain.inputs {
+        return Err(Error::Internal("fused chain input count changed".into()));
+    }
+    let Some((dtype, shape)) = fits(xs) else {
+        return Ok(None);
+    };
+    // A gradient override in scope must see the chain's ops one by one.
+    if crate::tape::stack::any_active() && crate::custom::any_override() {
+        return Ok(None);
+    }
+    let out = match dtype {
+        DType::F32 => forward::<f32>(chain, xs, &shape)?,
+        DType::F64 => forward::<f64>(chain, xs, &shape)?,
+        _ => return Ok(None),
+    };
+    let refs: Vec<&Tensor> = xs.iter().collect();
+    ops::record(
+        ChainOp {
+            chain: chain.clone(),
+            shape,
+        },
+        &refs,
+        &[&out],
+    );
+    Ok(Some(out))
+}
+
+/// The float types the compiled loops run on.
+trait Real: num_traits::Float + VMath + Element + Default + crate::ops::SigmoidFn {}
+impl Real for f32 {}
+impl Real for f64 {}
+
+/// `s` as the `MaybeUninit` slice the kernels write.
+fn uninit<T>(s: &mut [T]) -> &mut [MaybeUninit<T>] {
+    // SAFETY: `MaybeUninit<T>` has `T`'s layout, and the kernels only write valid
+    // `T`s through it, so `s` stays initialized.
+    unsafe { &mut *(s as *mut [T] as *mut [MaybeUninit<T>]) }
+}
+
+/// The chain's operands for elements `lo..hi`: slices of the full ones, single
+/// elements repeated into `scratch`.
+fn operands<'a, T: Real>(
+    xs: &'a [&'a [T]],
+    lo: usize,
+    hi: usize,
+    scratch: &'a mut [Vec<T>],
+) -> Vec<&'a [T]> {
+    let n = hi - lo;
+    let mut out: Vec<&'a [T]> = Vec::with_capacity(xs.len());
+    let mut scratch = scratch.iter_mut();
+    for x in xs {
+        if x.len() == 1 {
+            let s = scratch.next().expect("one scratch buffer per operand");
+            s.clear();
+            s.resize(n, x[0]);
+            out.push(&s[..]);
+        } else {
+            out.push(&x[lo..hi]);
+        }
+    }
+    out
+}
+
+/// `out = form(a, b)` over a tile.
+fn step_forward<T: Real>(form: Form, a: &[T], b: &[T], out: &mut [T]) {
+    let o = uninit(out);
+    match form {
+        Form::Neg => fill(a, o, &|v: T| -v),
+        Form::Exp => fill(a, o, &|v: T| v.vexp()),
+        Form::Log => fill(a, o, &|v: T| v.ln()),
+        Form::Sin => T::sin_chunk(a, o),
+        Form::Cos => T::cos_chunk(a, o),
+        Form::Tanh => fill(a, o, &|v: T| v.vtanh()),
+        Form::Sigmoid => fill(a, o, &|v: T| v.sigmoid_()),
+        Form::Sqrt => fill(a, o, &|v: T| v.sqrt()),
+        Form::Square => fill(a, o, &|v: T| v * v),
+        Form::Relu => fill(a, o, &|v: T| if v > T::zero() { v } else { T::zero() }),
+        Form::Reciprocal => fill(a, o, &|v: T| v.recip()),
+        Form::Add => fill2(a, b, o, &|p: T, q: T| p + q),
+        Form::Sub => fill2(a, b, o, &|p: T, q: T| p - q),
+        Form::Mul => fill2(a, b, o, &|p: T, q: T| p * q),
+        Form::Div => fill2(a, b, o, &|p: T, q: T| p / q),
+    }
+}
+
+/// The partial derivatives of one step over a tile, each the formula of the op's own
+/// gradient rule: `ga = ∂/∂a` and `gb = ∂/∂b` applied to the output gradient `g`
+/// (`y` is the step's output; `tmp` a scratch tile).
+#[allow(clippy::too_many_arguments)]
+fn step_backward<T: Real>(
+    form: Form,
+    g: &[T],
+    a: &[T],
+    b: &[T],
+    y: &[T],
+    ga: Option<&mut [T]>,
+    gb: Option<&mut [T]>,
+    tmp: &mut [T],
+) {
+    let zero = T::zero();
+    if let Some(ga) = ga {
+        let o = uninit(ga);
+        match form {
+            Form::Neg => fill(g, o, &|d: T| -d),
+            Form::Exp => fill2(g, y, o, &|d: T, y: T| d * y),
+            Form::Log => fill2(g, a, o, &|d: T, x: T| d / x),
+            Form::Sin => {
+                T::cos_chunk(a, uninit(tmp));
+                fill2(g, &tmp[..], o, &|d: T, c: T| d * c);
+            }
+            Form::Cos => {
+                T::sin_chunk(a, uninit(tmp));
+                fill2(g, &tmp[..], o, &|d: T, s: T| -d * s);
+            }
+            Form::Tanh => fill2(g, y, o, &|d: T, y: T| d * (T::one() - y * y)),
+            Form::Sigmoid => fill2(g, y, o, &|d: T, y: T| d * (y * (T::one() - y))),
+            Form::Sqrt => {
+                let half = T::from(0.5).unwrap_or_else(T::zero);
+                fill2(g, y, o, &|d: T, y: T| {
+                    if d == zero {
+                        zero
+                    } else {
+                        half / y * d
+                    }
+                })
+            }
+            Form::Square => {
+                let two = T::one() + T::one();
+                fill2(g, a, o, &|d: T, x: T| d * (two * x))
+            }
+            Form::Relu => fill2(g, y, o, &|d: T, y: T| if y > zero { d } else { zero }),
+            Form::Reciprocal => fill2(g, y, o, &|d: T, y: T| {
+                if d == zero {
+                    zero
+                } else {
+                    -(y * y) * d
+                }
+            }),
+            Form::Add | Form::Sub => o.iter_mut().zip(g).for_each(|(o, &d)| {
+                o.write(d);
+            }),
+            Form::Mul => fill2(g, b, o, &|d: T, q: T| d * q),
+            Form::Div => fill2(g, b, o, &|d: T, q: T| d / q),
+        }
+    }
+    if let Some(gb) = gb {
+        let o = uninit(gb);
+        match form {
+            Form::Add => o.iter_mut().zip(g).for_each(|(o, &d)| {
+                o.write(d);
+            }),
+            Form::Sub => fill(g, o, &|d: T| -d),
+            Form::Mul => fill2(g, a, o, &|d: T, p: T| d * p),
+            Form::Div => {
+                // TF's rule: dy * ((-x / y) / y).
+                for (i, o) in o.iter_mut().enumerate() {
+                    o.write(g[i] * ((-a[i] / b[i]) / b[i]));
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+fn is_binary(form: Form) -> bool {
+    matches!(form, Form::Add | Form::Sub | Form::Mul | Form::Div)
+}
+
+/// The full-size slices of the operands (single elements as one-element slices).
+fn slices<T: Real>(xs: &[Tensor]) -> Result<Vec<&[T]>> {
+    xs.iter()
+        .map(|t| {
+            T::unwrap(t.data())
+                .and_then(|a| a.as_slice())
+                .ok_or_else(|| Error::Internal("fused chain operand not contiguous".into()))
+        })
+        .collect()
+}
+
+fn forward<T: Real>(chain: &Chain, xs: &[Tensor], shape: &[usize]) -> Result<Tensor> {
+    let n: usize = shape.iter().product();
+    let full = slices::<T>(xs)?;
+    let mut buf: Vec<T> = Vec::new();
+    buf.try_reserve_exact(n)
+        .map_err(|_| Error::exhausted("fused", format!("cannot allocate {n} elements")))?;
+    buf.resize(n, T::zero());
+    crate::pool::pieces(&mut buf, TILE, |i, piece| {
+        let lo = i * TILE;
+        let len = piece.len();
+        let mut scratch: Vec<Vec<T>> = vec![Vec::new(); full.len()];
+        let ins = operands(&full, lo, lo + len, &mut scratch);
+        let mut cur = vec![T::zero(); len];
+        let mut next = vec![T::zero(); len];
+        let last = chain.forms.len() - 1;
+        for (k, (&form, step)) in chain.forms.iter().zip(chain.steps.iter()).enumerate() {
+            let get = |a: Arg| -> &[T] {
+                match a {
+                    Arg::Carry => &cur[..],
+                    Arg::Ext(j) => ins[j],
+                }
+            };
+            let dst: &mut [T] = if k == last {
+                &mut *piece
+            } else {
+                &mut next[..]
+            };
+            let b = if is_binary(form) {
+                get(step.args[1])
+            } else {
+                &[][..]
+            };
+            step_forward(form, get(step.args[0]), b, dst);
+            if k != last {
+                std::mem::swap(&mut cur, &mut next);
+            }
+        }
+    });
+    Tensor::from_vec(buf, shape)
+}
+
+/// A raw output buffer written by disjoint tiles from several threads.
+#[derive(Clone, Copy)]
+struct Shared<T>(*mut T);
+// SAFETY: tiles write disjoint ranges of the buffer (see `backward`).
+unsafe impl<T: Send> Send for Shared<T> {}
+// SAFETY: as above.
+unsafe impl<T: Send> Sync for Shared<T> {}
+
+/// The input gradients of the chain for output gradient `dy`: one output-shaped
+/// buffer per input in `needs` (the tape sums broadcast inputs' gradients down).
+fn backward<T: Real>(
+    chain: &Chain,
+    xs: &[Tensor],
+    dy: &Tensor,
+    shape: &[usize],
+    needs: &[bool],
+) -> Result<Vec<Option<Tensor>>> {
+    let n: usize = shape.iter().product();
+    let full = slices::<T>(xs)?;
+    let dy = T::unwrap(dy.data())
+        .ok_or_else(|| Error::Internal("fused chain gradient of another dtype".into()))?;
+    let owned;
+    let dy: &[T] = match dy.as_slice() {
+        Some(s) => s,
+        None => {
+            owned = crate::kernels::elementwise::to_standard(&dy.view(), shape)?;
+            owned
+                .as_slice()
+                .ok_or_else(|| Error::Internal("standard layout without a slice".into()))?
+        }
+    };
+    let mut outs: Vec<Option<Vec<T>>> = Vec::with_capacity(xs.len());
+    for &need in needs {
+        outs.push(if need {
+            let mut v: Vec<T> = Vec::new();
+            v.try_reserve_exact(n)
+                .map_err(|_| Error::exhausted("fused", format!("cannot allocate {n} elements")))?;
+            v.resize(n, T::zero());
+            Some(v)
+        } else {
+            None
+        });
+    }
+    let ptrs: Vec<Option<Shared<T>>> = outs
+        .iter_mut()
+        .map(|o| o.as_mut().map(|v| Shared(v.as_mut_ptr())))
+        .collect();
+    let m = chain.forms.len();
+    let tile = (BACKWARD_BUDGET / (m + 4)).clamp(256, TILE);
+    let tiles = n.div_ceil(tile);
+    crate::pool::for_each(tiles, |t| {
+        let lo = t * tile;
+        let len = tile.min(n - lo);
+        let mut scratch: Vec<Vec<T>> = vec![Vec::new(); full.len()];
+        let ins = operands(&full, lo, lo + len, &mut scratch);
+        // The steps' outputs over this tile.
+        let mut vals: Vec<T> = vec![T::zero(); m * len];
+        for k in 0..m {
+            let (done, rest) = vals.split_at_mut(k * len);
+            let get = |a: Arg| -> &[T] {
+                match a {
+                    Arg::Carry => &done[(k - 1) * len..],
+                    Arg::Ext(j) => ins[j],
+                }
+            };
+            let form = chain.forms[k];
+            let step = chain.steps[k];
+            let b = if is_binary(form) {
+                get(step.args[1])
+            } else {
+                &[][..]
+            };
+            step_forward(form, get(step.args[0]), b, &mut rest[..len]);
+        }
+        // SAFETY: tile `t` owns elements lo..lo + len of every output buffer, each
+        // `n` long and alive until `for_each` returns.
+        let mut dst: Vec<Option<&mut [T]>> = ptrs
+            .iter()
+            .map(|p| p.map(|p| unsafe { std::slice::from_raw_parts_mut(p.0.add(lo), len) }))
+            .collect();
+        let mut written = vec![false; full.len()];
+        let mut g: Vec<T> = dy[lo..lo + len].to_vec();
+        let mut ga = vec![T::zero(); len];
+        let mut gb = vec![T::zero(); len];
+        let mut tmp = vec![T::zero(); len];
+        for k in (0..m).rev() {
+            let form = chain.forms[k];
+            let step = chain.steps[k];
+            let binary = is_binary(form);
+            let wants = |a: Arg| match a {
+                Arg::Carry => k > 0,
+                Arg::Ext(j) => needs[j],
+            };
+            let want_a = wants(step.args[0]);
+            let want_b = binary && wants(step.args[1]);
+            if !want_a && !want_b {
+                // Only the first step can take no carry: nothing flows further back.
+                continue;
+            }
+            let val = |a: Arg| -> &[T] {
+                match a {
+                    Arg::Carry => &vals[(k - 1) * len..k * len],
+                    Arg::Ext(j) => ins[j],
+                }
+            };
+            let a = val(step.args[0]);
+            let b = if binary { val(step.args[1]) } else { &[][..] };
+            let y = &vals[k * len..(k + 1) * len];
+            step_backward(
+                form,
+                &g,
+                a,
+                b,
+                y,
+                want_a.then_some(&mut ga[..]),
+                want_b.then_some(&mut gb[..]),
+                &mut tmp,
+            );
+            // Route the partials: to the carry (the previous step's gradient) or into
+            // an input's gradient.
+            let mut carry: Option<&[T]> = None;
+            let mut carry2: Option<&[T]> = None;
+            for (i, want) in [(0usize, want_a), (1, want_b)] {
+                if !want {
+                    continue;
+                }
+                let part: &[T] = if i == 0 { &ga } else { &gb };
+                match step.args[i] {
+                    Arg::Carry => {
+                        if carry.is_none() {
+                            carry = Some(part);
+                        } else {
+                            carry2 = Some(part);
+                        }
+                    }
+                    Arg::Ext(j) => {
+                        if let Some(out) = dst[j].as_deref_mut() {
+                            if written[j] {
+                                out.iter_mut().zip(part).for_each(|(o, &p)| *o = *o + p);
+                            } else {
+                                out.copy_from_slice(part);
+                                written[j] = true;
+                            }
+                        }
+                    }
+                }
+            }
+            match (carry, carry2) {
+                (Some(c), Some(c2)) => {
+                    for ((o, &p), &q) in g.iter_mut().zip(c).zip(c2) {
+                        *o = p + q;
+                    }
+                }
+                (Some(c), None) => g.copy_from_slice(c),
+                _ => g.iter_mut().for_each(|v| *v = T::zero()),
+            }
+        }
+    });
+    outs.into_iter()
+        .map(|o| o.map(|v| Tensor::from_vec(v, shape)).transpose())
+        .collect()
+}
+
+/// A compiled chain on a tape: one node, its inputs kept.
+struct ChainOp {
+    chain: Arc<Chain>,
+    shape: Vec<usize>,
+}
+
+impl ChainOp {
+    /// The gradient through the ops' own rules: the chain run again op by op on a tape
+    /// of its own (recorded by any outer tape, so differentiable again).
+    fn composed(&self, xs: &[Tensor], dy: &Tensor, needs: &[bool]) -> Result<Grads> {
+        let tape = crate::GradientTape::new();
+        let out = {
+            let _rec = tape.enter();
+            for x in xs {
+                tape.watch(x);
+            }
+            run_steps(&self.chain.steps, xs)?
+        };
+        // An input passed twice (the same tensor) gets its gradient once.
+        let wanted: Vec<usize> = (0..xs.len())
+            .filter(|&i| needs[i] && xs.iter().position(|t| t.id() == xs[i].id()) == Some(i))
+            .collect();
+        let sources: Vec<crate::tape::Source<'_>> = wanted
+            .iter()
+            .map(|&i| crate::tape::Source::Tensor(&xs[i]))
+            .collect();
+        let g = tape.gradient(
+            std::slice::from_ref(&out),
+            &sources,
+            Some(&[Some(dy.clone())]),
+            crate::tape::UnconnectedGradients::Zero,
+        )?;
+        let mut grads: Grads = (0..xs.len()).map(|_| None).collect();
+        for (&i, g) in wanted.iter().zip(g) {
+            grads[i] = g;
+        }
+        Ok(grads)
+    }
+}
+
+/// The chain op by op (engine calls, recorded by active tapes).
+pub(super) fn run_steps(steps: &[Step], xs: &[Tensor]) -> Result<Tensor> {
+    let mut carry: Option<Tensor> = None;
+    for s in steps {
+        let get = |a: Arg| -> Result<&Tensor> {
+            match a {
+                Arg::Carry => carry
+                    .as_ref()
+                    .ok_or_else(|| Error::Internal("fused chain without a carry".into())),
+                Arg::Ext(k) => xs
+                    .get(k)
+                    .ok_or_else(|| Error::Internal("fused chain input out of range".into())),
+            }
+        };
+        let next = match s.f {
+            Elementwise::Unary(f) => f(get(s.args[0])?)?,
+            Elementwise::Binary(f) => f(get(s.args[0])?, get(s.args[1])?)?,
+        };
+        carry = Some(next);
+    }
+    carry.ok_or_else(|| Error::Internal("empty fused chain".into()))
+}
+
+impl Op for ChainOp {
+    fn name(&self) -> &'static str {
+        "FusedElementwise"
+    }
+    fn saves(&self) -> Saves {
+        Saves::INPUTS
+    }
+    fn vjp(&self, cx: &VjpCx<'_>, dys: &[Tensor]) -> Result<Grads> {
+        let xs: Vec<Tensor> = (0..cx.num_inputs())
+            .map(|i| cx.input(i).cloned())
+            .collect::<Result<_>>()?;
+        let needs: Vec<bool> = (0..xs.len()).map(|i| cx.needs(i)).collect();
+        let dy = &dys[0];
+        let plain = !crate::tape::stack::any_active()
+            && dy.shape() == self.shape.as_slice()
+            && dy.dtype() == xs[0].dtype();
+        if !plain {
+            return self.composed(&xs, dy, &needs);
+        }
+        let g = match dy.dtype() {
+            DType::F32 => backward::<f32>(&self.chain, &xs, dy, &self.shape, &needs)?,
+            DType::F64 => backward::<f64>(&self.chain, &xs, dy, &self.shape, &needs)?,
+            _ => return self.composed(&xs, dy, &needs),
+        };
+        Ok(g.into_iter().collect())
+    }
+}
