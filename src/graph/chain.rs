@@ -134,21 +134,24 @@ impl Chain {
 }
 
 /// The shape of the chain's result when its operands fit the compiled loops: one float
-/// dtype, every operand of one shape (standard layout) or a single element broadcast.
+/// dtype, standard layouts, and every operand of the result's shape or broadcast along
+/// leading axes (a single element, a bias row): then element `i` of the result reads
+/// element `i % size` of each operand.
 fn fits(xs: &[Tensor]) -> Option<(DType, Vec<usize>)> {
     let dtype = xs.first()?.dtype();
     if !matches!(dtype, DType::F32 | DType::F64) || xs.iter().any(|t| t.dtype() != dtype) {
         return None;
     }
-    let full = xs
-        .iter()
-        .filter(|t| t.size() != 1)
-        .max_by_key(|t| t.ndim())
-        .or_else(|| xs.iter().max_by_key(|t| t.ndim()))?;
+    let full = xs.iter().max_by_key(|t| (t.size(), t.ndim()))?;
     let shape = full.shape().to_vec();
+    let trailing = |s: &[usize]| {
+        let s = &s[s.iter().take_while(|&&d| d == 1).count()..];
+        s.len() <= shape.len() && shape.ends_with(s) && !s.contains(&0)
+    };
     let ok = xs.iter().all(|t| {
-        (t.shape() == shape.as_slice() && t.is_standard_layout())
-            || (t.size() == 1 && t.ndim() <= shape.len())
+        t.is_standard_layout()
+            && t.ndim() <= shape.len()
+            && (t.shape() == shape.as_slice() || trailing(t.shape()))
     });
     ok.then_some((dtype, shape))
 }
@@ -195,8 +198,8 @@ fn uninit<T>(s: &mut [T]) -> &mut [MaybeUninit<T>] {
     unsafe { &mut *(s as *mut [T] as *mut [MaybeUninit<T>]) }
 }
 
-/// The chain's operands for elements `lo..hi`: slices of the full ones, single
-/// elements repeated into `scratch`.
+/// The chain's operands for elements `lo..hi`: slices of the full-size ones, the
+/// broadcast ones repeated into `scratch`.
 fn operands<'a, T: Real>(
     xs: &'a [&'a [T]],
     lo: usize,
@@ -205,16 +208,25 @@ fn operands<'a, T: Real>(
 ) -> Vec<&'a [T]> {
     let n = hi - lo;
     let mut out: Vec<&'a [T]> = Vec::with_capacity(xs.len());
-    let mut scratch = scratch.iter_mut();
-    for x in xs {
-        if x.len() == 1 {
-            let s = scratch.next().expect("one scratch buffer per operand");
-            s.clear();
-            s.resize(n, x[0]);
-            out.push(&s[..]);
-        } else {
+    for (x, s) in xs.iter().zip(scratch.iter_mut()) {
+        if x.len() >= hi {
             out.push(&x[lo..hi]);
+            continue;
         }
+        s.clear();
+        if x.len() == 1 {
+            s.resize(n, x[0]);
+        } else {
+            let p = x.len();
+            let mut i = lo;
+            while i < hi {
+                let at = i % p;
+                let take = (p - at).min(hi - i);
+                s.extend_from_slice(&x[at..at + take]);
+                i += take;
+            }
+        }
+        out.push(&s[..]);
     }
     out
 }
@@ -335,32 +347,65 @@ fn slices<T: Real>(xs: &[Tensor]) -> Result<Vec<&[T]>> {
         .collect()
 }
 
+/// Runs `f(lo, len, scratch)` on every tile of `n` elements: the tiles spread over the
+/// pool's threads, each job with its own scratch (`make`), reused tile after tile.
+fn tiled<S>(
+    n: usize,
+    tile: usize,
+    make: impl Fn() -> S + Sync + Send,
+    f: impl Fn(usize, usize, &mut S) + Sync + Send,
+) {
+    let tiles = n.div_ceil(tile);
+    if tiles == 0 {
+        return;
+    }
+    let jobs = tiles.min(crate::pool::threads() * 2).max(1);
+    crate::pool::for_each(jobs, |j| {
+        let mut scratch = make();
+        let mut t = j;
+        while t < tiles {
+            let lo = t * tile;
+            f(lo, tile.min(n - lo), &mut scratch);
+            t += jobs;
+        }
+    });
+}
+
+/// An output buffer of `n` zeros, or the error for a size that cannot be allocated.
+fn zeroed<T: Real>(n: usize) -> Result<Vec<T>> {
+    let mut v: Vec<T> = Vec::new();
+    v.try_reserve_exact(n)
+        .map_err(|_| Error::exhausted("fused", format!("cannot allocate {n} elements")))?;
+    v.resize(n, T::zero());
+    Ok(v)
+}
+
 fn forward<T: Real>(chain: &Chain, xs: &[Tensor], shape: &[usize]) -> Result<Tensor> {
     let n: usize = shape.iter().product();
     let full = slices::<T>(xs)?;
-    let mut buf: Vec<T> = Vec::new();
-    buf.try_reserve_exact(n)
-        .map_err(|_| Error::exhausted("fused", format!("cannot allocate {n} elements")))?;
-    buf.resize(n, T::zero());
-    crate::pool::pieces(&mut buf, TILE, |i, piece| {
-        let lo = i * TILE;
-        let len = piece.len();
-        let mut scratch: Vec<Vec<T>> = vec![Vec::new(); full.len()];
-        let ins = operands(&full, lo, lo + len, &mut scratch);
-        let mut cur = vec![T::zero(); len];
-        let mut next = vec![T::zero(); len];
-        let last = chain.forms.len() - 1;
+    let mut buf = zeroed::<T>(n)?;
+    let out = Shared(buf.as_mut_ptr());
+    let last = chain.forms.len() - 1;
+    let make = || {
+        let singles: Vec<Vec<T>> = vec![Vec::new(); full.len()];
+        (singles, vec![T::zero(); TILE], vec![T::zero(); TILE])
+    };
+    tiled(n, TILE, make, |lo, len, (singles, cur, next)| {
+        let ins = operands(&full, lo, lo + len, singles);
+        // SAFETY: this tile alone writes elements lo..lo + len of `buf` (n long, alive
+        // until `tiled` returns).
+        let piece = unsafe { out.slice(lo, len) };
         for (k, (&form, step)) in chain.forms.iter().zip(chain.steps.iter()).enumerate() {
             let get = |a: Arg| -> &[T] {
                 match a {
-                    Arg::Carry => &cur[..],
+                    Arg::Carry => &cur[..len],
                     Arg::Ext(j) => ins[j],
                 }
             };
             let dst: &mut [T] = if k == last {
                 &mut *piece
             } else {
-                &mut next[..]
+                &mut next[..len]
             };
             let b = if is_binary(form) {
                 get(step.args[1])
@@ -369,7 +414,7 @@ fn forward<T: Real>(chain: &Chain, xs: &[Tensor], shape: &[usize]) -> Result<Ten
             };
             step_forward(form, get(step.args[0]), b, dst);
             if k != last {
-                std::mem::swap(&mut cur, &mut next);
+                std::mem::swap(cur, next);
             }
         }
     });
@@ -383,6 +428,19 @@ struct Shared<T>(*mut T);
 unsafe impl<T: Send> Send for Shared<T> {}
 // SAFETY: as above.
 unsafe impl<T: Send> Sync for Shared<T> {}
+
+impl<T> Shared<T> {
+    /// Elements `lo..lo + len` of the buffer.
+    ///
+    /// # Safety
+    /// The range lies in the buffer, the buffer outlives the slice, and no other
+    /// slice of the range is alive at the same time.
+    #[allow(clippy::mut_from_ref)]
+    unsafe fn slice(&self, lo: usize, len: usize) -> &mut [T] {
+        // SAFETY: as the caller promises.
+        unsafe { std::slice::from_raw_parts_mut(self.0.add(lo), len) }
+    }
+}
 
 /// The input gradients of the chain for output gradient `dy`: one output-shaped
 /// buffer per input in `needs` (the tape sums broadcast inputs' gradients down).
@@ -409,15 +467,7 @@ fn backward<T: Real>(
     };
     let mut outs: Vec<Option<Vec<T>>> = Vec::with_capacity(xs.len());
     for &need in needs {
-        outs.push(if need {
-            let mut v: Vec<T> = Vec::new();
-            v.try_reserve_exact(n)
-                .map_err(|_| Error::exhausted("fused", format!("cannot allocate {n} elements")))?;
-            v.resize(n, T::zero());
-            Some(v)
-        } else {
-            None
-        });
+        outs.push(if need { Some(zeroed::<T>(n)?) } else { None });
     }
     let ptrs: Vec<Option<Shared<T>>> = outs
         .iter_mut()
@@ -425,14 +475,19 @@ fn backward<T: Real>(
         .collect();
     let m = chain.forms.len();
     let tile = (BACKWARD_BUDGET / (m + 4)).clamp(256, TILE);
-    let tiles = n.div_ceil(tile);
-    crate::pool::for_each(tiles, |t| {
-        let lo = t * tile;
-        let len = tile.min(n - lo);
-        let mut scratch: Vec<Vec<T>> = vec![Vec::new(); full.len()];
-        let ins = operands(&full, lo, lo + len, &mut scratch);
+    let make = || Scratch::<T> {
+        singles: vec![Vec::new(); full.len()],
+        vals: vec![T::zero(); m * tile],
+        g: vec![T::zero(); tile],
+        ga: vec![T::zero(); tile],
+        gb: vec![T::zero(); tile],
+        tmp: vec![T::zero(); tile],
+        written: vec![false; full.len()],
+    };
+    tiled(n, tile, make, |lo, len, s| {
+        let ins = operands(&full, lo, lo + len, &mut s.singles);
         // The steps' outputs over this tile.
-        let mut vals: Vec<T> = vec![T::zero(); m * len];
+        let vals = &mut s.vals[..m * len];
         for k in 0..m {
             let (done, rest) = vals.split_at_mut(k * len);
             let get = |a: Arg| -> &[T] {
@@ -450,17 +505,17 @@ fn backward<T: Real>(
             };
             step_forward(form, get(step.args[0]), b, &mut rest[..len]);
         }
-        // SAFETY: tile `t` owns elements lo..lo + len of every output buffer, each
-        // `n` long and alive until `for_each` returns.
+        let vals = &s.vals[..m * len];
+        // SAFETY: this tile alone owns elements lo..lo + len of every output buffer,
+        // each `n` long and alive until `tiled` returns.
         let mut dst: Vec<Option<&mut [T]>> = ptrs
             .iter()
-            .map(|p| p.map(|p| unsafe { std::slice::from_raw_parts_mut(p.0.add(lo), len) }))
+            .map(|p| p.as_ref().map(|p| unsafe { p.slice(lo, len) }))
             .collect();
-        let mut written = vec![false; full.len()];
-        let mut g: Vec<T> = dy[lo..lo + len].to_vec();
-        let mut ga = vec![T::zero(); len];
-        let mut gb = vec![T::zero(); len];
-        let mut tmp = vec![T::zero(); len];
+        s.written.iter_mut().for_each(|w| *w = false);
+        let g = &mut s.g[..len];
+        g.copy_from_slice(&dy[lo..lo + len]);
+        let (ga, gb, tmp) = (&mut s.ga[..len], &mut s.gb[..len], &mut s.tmp[..len]);
         for k in (0..m).rev() {
             let form = chain.forms[k];
             let step = chain.steps[k];
@@ -486,13 +541,13 @@ fn backward<T: Real>(
             let y = &vals[k * len..(k + 1) * len];
             step_backward(
                 form,
-                &g,
+                g,
                 a,
                 b,
                 y,
-                want_a.then_some(&mut ga[..]),
-                want_b.then_some(&mut gb[..]),
-                &mut tmp,
+                want_a.then_some(&mut *ga),
+                want_b.then_some(&mut *gb),
+                tmp,
             );
             // Route the partials: to the carry (the previous step's gradient) or into
             // an input's gradient.
@@ -502,7 +557,7 @@ fn backward<T: Real>(
                 if !want {
                     continue;
                 }
-                let part: &[T] = if i == 0 { &ga } else { &gb };
+                let part: &[T] = if i == 0 { ga } else { gb };
                 match step.args[i] {
                     Arg::Carry => {
                         if carry.is_none() {
@@ -513,11 +568,11 @@ fn backward<T: Real>(
                     }
                     Arg::Ext(j) => {
                         if let Some(out) = dst[j].as_deref_mut() {
-                            if written[j] {
+                            if s.written[j] {
                                 out.iter_mut().zip(part).for_each(|(o, &p)| *o = *o + p);
                             } else {
                                 out.copy_from_slice(part);
-                                written[j] = true;
+                                s.written[j] = true;
                             }
                         }
                     }
@@ -537,6 +592,17 @@ fn backward<T: Real>(
     outs.into_iter()
         .map(|o| o.map(|v| Tensor::from_vec(v, shape)).transpose())
         .collect()
+}
+
+/// One backward job's buffers, reused tile after tile.
+struct Scratch<T> {
+    singles: Vec<Vec<T>>,
+    vals: Vec<T>,
+    g: Vec<T>,
+    ga: Vec<T>,
+    gb: Vec<T>,
+    tmp: Vec<T>,
+    written: Vec<bool>,
 }
 
 /// A compiled chain on a tape: one node, its inputs kept.

@@ -438,3 +438,64 @@ fn a_compiled_chain_reading_one_tensor_twice_counts_both_uses() {
         }
     }
 }
+
+#[test]
+fn a_compiled_chain_broadcasts_rows_and_single_elements() {
+    // tanh(relu(x + b) * s) with x [50, 70], a bias row b [70] and s [1, 1].
+    let (rows, cols) = (50, 70);
+    let x = Tensor::from_vec(
+        (0..rows * cols)
+            .map(|i| ((i as f64) * 0.37).sin())
+            .collect(),
+        &[rows, cols],
+    )
+    .unwrap();
+    let b = Tensor::from_vec(
+        (0..cols).map(|i| (i as f64) * 0.01 - 0.3).collect(),
+        &[cols],
+    )
+    .unwrap();
+    let s = Tensor::from_vec(vec![1.5], &[1, 1]).unwrap();
+    let xs = [x, b, s];
+    let specs: Vec<Spec> = xs.iter().map(Spec::of).collect();
+    let traced = trace(&xs, specs, |a| {
+        let u = traced_binary("AddV2", ops::add, &a[0], &a[1])?;
+        let u = traced_unary("Relu", ops::relu, &u)?;
+        let u = traced_binary("Mul", ops::multiply, &u, &a[2])?;
+        Ok(vec![traced_unary("Tanh", ops::tanh, &u)?])
+    })
+    .unwrap();
+    let fused = traced.graph.optimize().unwrap();
+    assert_eq!(fused.nodes().len(), 1);
+    let run = |g: &Graph| {
+        let tape = crate::GradientTape::new();
+        let y = {
+            let _r = tape.enter();
+            for x in &xs {
+                tape.watch(x);
+            }
+            g.run(&xs).unwrap().remove(0)
+        };
+        let nodes = tape.num_nodes();
+        let sources: Vec<crate::tape::Source<'_>> =
+            xs.iter().map(crate::tape::Source::Tensor).collect();
+        let grads = tape
+            .gradient(
+                std::slice::from_ref(&y),
+                &sources,
+                None,
+                crate::tape::UnconnectedGradients::Zero,
+            )
+            .unwrap();
+        (y, grads, nodes)
+    };
+    let (y0, g0, n0) = run(&traced.graph);
+    let (y1, g1, n1) = run(&fused);
+    assert_eq!((n0, n1), (4, 1));
+    assert_eq!(vals(&y0), vals(&y1));
+    for (a, b) in g1.iter().zip(&g0) {
+        let (a, b) = (a.as_ref().unwrap(), b.as_ref().unwrap());
+        assert_eq!(a.shape(), b.shape());
+        close_all(a, b, 1e-13);
+    }
+}
