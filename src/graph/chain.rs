@@ -52,43 +52,62 @@ enum Form {
     Div,
 }
 
-type Fn1 = fn(&Tensor) -> Result<Tensor>;
-type Fn2 = fn(&Tensor, &Tensor) -> Result<Tensor>;
-
-fn unary_form(f: Fn1) -> Option<Form> {
-    let table: &[(Fn1, Form)] = &[
-        (ops::neg, Form::Neg),
-        (ops::negative, Form::Neg),
-        (ops::exp, Form::Exp),
-        (ops::log, Form::Log),
-        (ops::sin, Form::Sin),
-        (ops::cos, Form::Cos),
-        (ops::tanh, Form::Tanh),
-        (ops::sigmoid, Form::Sigmoid),
-        (ops::sqrt, Form::Sqrt),
-        (ops::square, Form::Square),
-        (ops::relu, Form::Relu),
-        (ops::reciprocal, Form::Reciprocal),
-    ];
-    table
-        .iter()
-        .find(|(g, _)| std::ptr::fn_addr_eq(*g, f))
-        .map(|&(_, k)| k)
+/// The compiled form of the op TF calls `name`.
+fn form_of(name: &str) -> Option<Form> {
+    Some(match name {
+        "Neg" => Form::Neg,
+        "Exp" => Form::Exp,
+        "Log" => Form::Log,
+        "Sin" => Form::Sin,
+        "Cos" => Form::Cos,
+        "Tanh" => Form::Tanh,
+        "Sigmoid" => Form::Sigmoid,
+        "Sqrt" => Form::Sqrt,
+        "Square" => Form::Square,
+        "Relu" => Form::Relu,
+        "Reciprocal" => Form::Reciprocal,
+        "AddV2" => Form::Add,
+        "Sub" => Form::Sub,
+        "Mul" => Form::Mul,
+        "RealDiv" => Form::Div,
+        _ => return None,
+    })
 }
 
-fn binary_form(f: Fn2) -> Option<Form> {
-    let table: &[(Fn2, Form)] = &[
-        (ops::add, Form::Add),
-        (ops::subtract, Form::Sub),
-        (ops::multiply, Form::Mul),
-        (ops::divide, Form::Div),
-        (ops::truediv, Form::Div),
-        (ops::mul, Form::Mul),
-    ];
-    table
-        .iter()
-        .find(|(g, _)| std::ptr::fn_addr_eq(*g, f))
-        .map(|&(_, k)| k)
+/// What a step's kernel is, learnt from what it does: applied to probe operands on a
+/// tape of its own, it must record exactly one op, reading exactly the probes and
+/// giving the kernel's result (function pointers cannot tell: one function may have
+/// several addresses, one per codegen unit).
+fn form(f: Elementwise) -> Option<Form> {
+    let probe = |v: [f64; 2]| Tensor::from_vec(v.to_vec(), &[2]).ok();
+    let args = match f {
+        Elementwise::Unary(_) => vec![probe([0.5, 0.75])?],
+        Elementwise::Binary(_) => vec![probe([0.5, 0.75])?, probe([1.25, 1.5])?],
+    };
+    let tape = crate::GradientTape::new();
+    let out = {
+        let _rec = tape.enter();
+        for a in &args {
+            tape.watch(a);
+        }
+        match f {
+            Elementwise::Unary(f) => f(&args[0]),
+            Elementwise::Binary(f) => f(&args[0], &args[1]),
+        }
+        .ok()?
+    };
+    let t = tape.cell().lock();
+    let [node] = t.nodes.as_slice() else {
+        return None;
+    };
+    let reads_args = node.inputs.len() == args.len()
+        && node.inputs.iter().zip(&args).all(|(s, a)| s.id == a.id());
+    let gives_out = node.outputs.len() == 1 && node.outputs[0].id == out.id();
+    if reads_args && gives_out {
+        form_of(node.op.name())
+    } else {
+        None
+    }
 }
 
 /// Where a step's operand comes from.
@@ -120,10 +139,7 @@ impl Chain {
     pub(super) fn compile(steps: &Arc<[Step]>, inputs: usize) -> Option<Chain> {
         let forms = steps
             .iter()
-            .map(|s| match s.f {
-                Elementwise::Unary(f) => unary_form(f),
-                Elementwise::Binary(f) => binary_form(f),
-            })
+            .map(|s| form(s.f))
             .collect::<Option<Vec<Form>>>()?;
         Some(Chain {
             steps: steps.clone(),
