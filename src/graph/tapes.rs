@@ -78,22 +78,29 @@ pub fn record_tape_use(
         TapeUse::Start {
             persistent,
             watch_accessed_variables,
-        } => std::sync::Arc::new(move |_: &[Tensor]| {
-            let t = GradientTape::with_options(persistent, watch_accessed_variables);
-            t.start();
-            FRAMES.with(|s| {
-                let mut s = s.borrow_mut();
-                let frame = s
-                    .last_mut()
-                    .ok_or_else(|| Error::Internal("a graph tape outside a run".into()))?;
-                if frame.len() <= slot {
-                    frame.resize(slot + 1, None);
-                }
-                frame[slot] = Some(t);
-                Ok::<_, Error>(())
-            })?;
-            Ok(Vec::new())
-        }),
+        } => {
+            // A traced function that uses a tape is a loop body: while it lives, the
+            // allocator cache keeps what it keeps while a tape is alive, so repeated
+            // calls reuse their large buffers instead of faulting in fresh pages.
+            let life = std::sync::Arc::new(crate::alloc::TapeLife::new());
+            std::sync::Arc::new(move |_: &[Tensor]| {
+                let _ = &life;
+                let t = GradientTape::with_options(persistent, watch_accessed_variables);
+                t.start();
+                FRAMES.with(|s| {
+                    let mut s = s.borrow_mut();
+                    let frame = s
+                        .last_mut()
+                        .ok_or_else(|| Error::Internal("a graph tape outside a run".into()))?;
+                    if frame.len() <= slot {
+                        frame.resize(slot + 1, None);
+                    }
+                    frame[slot] = Some(t);
+                    Ok::<_, Error>(())
+                })?;
+                Ok(Vec::new())
+            })
+        }
         TapeUse::Exit => std::sync::Arc::new(move |_: &[Tensor]| {
             slot_tape(slot)?.exit();
             Ok(Vec::new())

@@ -625,6 +625,69 @@ def test_fused_elementwise_chains_equal_unfused_with_nan_and_inf(dtype):
     assert np.isnan(float(y)) and np.isnan(float(y2))
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_compiled_chains_give_the_eager_derivatives_at_every_order(dtype):
+    # Chains of common ops run as compiled tiled loops and, under a tape, are one node
+    # whose rule is a tiled pass (first order) or the ops' composed rules (when a tape
+    # records the backward pass): both must give what the ops give one by one.
+    rng = np.random.default_rng(5)
+    x = gt.constant(rng.standard_normal((64, 300)).astype(dtype))
+    b = gt.constant(rng.standard_normal(300).astype(dtype))
+    s = gt.constant(dtype(0.7))
+
+    def chain(x, b, s):
+        return gt.sigmoid(gt.nn.relu(x + b) * s - x) / s + gt.square(gt.cos(x)) * gt.exp(-x)
+
+    def first(x, b, s):
+        with gt.GradientTape() as t:
+            t.watch([x, b, s])
+            y = gt.reduce_sum(chain(x, b, s))
+        return [y] + t.gradient(y, [x, b, s])
+
+    def second(x, b, s):
+        with gt.GradientTape() as outer:
+            outer.watch([x, b])
+            with gt.GradientTape() as inner:
+                inner.watch(x)
+                y = gt.reduce_sum(chain(x, b, s))
+            g = inner.gradient(y, x)
+            z = gt.reduce_sum(g * g)
+        return outer.gradient(z, [x, b])
+
+    tol = {np.float32: 2e-5, np.float64: 1e-12}[dtype]
+    traced = gt.function(first)
+    counts = dict(traced.get_concrete_function(x, b, s).graph.op_counts())
+    assert any(k.startswith("Fused[") for k in counts), counts
+    for got, want in zip(traced(x, b, s), first(x, b, s)):
+        assert got.shape == want.shape
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=tol, atol=tol)
+    for got, want in zip(gt.function(second)(x, b, s), second(x, b, s)):
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=tol, atol=tol)
+    # A tape around the call, and jacobians through it.
+    small = x[:3, :4]
+    bs = b[:4]
+    traced_chain = gt.function(chain)
+    with gt.GradientTape(persistent=True) as t:
+        t.watch([small, bs])
+        y1 = traced_chain(small, bs, s)
+        y2 = chain(small, bs, s)
+    for src in (small, bs):
+        np.testing.assert_allclose(
+            t.jacobian(y1, src).numpy(), t.jacobian(y2, src).numpy(), rtol=tol, atol=tol
+        )
+    # A known value: d/dx sum(exp(x) * x) = exp(x) (1 + x).
+    xv = gt.constant(np.array([0.5, -1.0, 2.0], dtype))
+
+    @gt.function
+    def known(x):
+        with gt.GradientTape() as t:
+            t.watch(x)
+            y = gt.reduce_sum(gt.exp(x) * x)
+        return t.gradient(y, x)
+
+    np.testing.assert_allclose(known(xv).numpy(), np.exp(xv.numpy()) * (1 + xv.numpy()), rtol=tol)
+
+
 def test_a_function_called_inside_another_is_part_of_its_graph():
     inner = gt.function(lambda x: x * 2.0)
 

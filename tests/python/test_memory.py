@@ -194,3 +194,40 @@ print("kept", rss_mib() - base)
     f = _figures(out)
     assert f["alive"] == 0, f
     assert f["kept"] < 40, f
+
+
+def test_a_traced_function_using_a_tape_keeps_the_tape_limit_while_it_lives():
+    # A traced training step is a loop body: its large buffers stay cached between
+    # calls (no fresh pages each call) while the function lives, and the cache falls
+    # back to the idle bound once it is gone.
+    out = run_python(
+        _RSS
+        + """
+x = gt.fill([4 << 20], 0.5)                      # 16 MiB
+
+@gt.function
+def step(x):
+    with gt.GradientTape() as t:
+        t.watch(x)
+        y = gt.reduce_sum(gt.nn.relu(x * 2.0) + gt.reduce_sum(x) * x * x)
+    return t.gradient(y, x)
+
+blocks = [gt.fill([4 << 20], 1.0) for _ in range(6)]   # 6 x 16 MiB freed while it lives
+g = step(x)
+print("grad", float(g[0]))
+del blocks
+gc.collect()
+print("living", gt.experimental.memory_cached_bytes() / 2**20)
+del step, g
+gc.collect()
+print("gone", gt.experimental.memory_cached_bytes() / 2**20)
+""",
+        timeout=120,
+    )
+    f = _figures(out)
+    # d/dx [2 relu(x) + s x²] with s = sum(x): 2 + 2 s x + sum(x²) = 2 + 2 s (0.5) + n/4.
+    n = 4 << 20
+    s = 0.5 * n
+    assert f["grad"] == pytest.approx(2 + s + n / 4, rel=1e-5), f
+    assert f["living"] >= 96, f
+    assert f["gone"] <= 64, f
