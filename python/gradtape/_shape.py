@@ -51,7 +51,17 @@ class TensorShape(tuple):
     TensorShape([3, 2])
     """
 
+    # Set on the instance only for an unknown rank (the common case costs nothing).
+    _unknown_rank = False
+
     def __new__(cls, dims: Union[Iterable[Any], int, None] = ()) -> TensorShape:
+        if type(dims) is tuple:
+            # A tensor's own shape (a tuple of ints from the engine): taken as it is.
+            for d in dims:
+                if type(d) is not int or d < 0:
+                    break
+            else:
+                return tuple.__new__(cls, dims)
         if isinstance(dims, TensorShape):
             return dims
         if dims is None:
@@ -60,9 +70,7 @@ class TensorShape(tuple):
             return self
         if isinstance(dims, int):
             dims = [dims]
-        self = super().__new__(cls, (_dim(d) for d in dims))
-        self._unknown_rank = False
-        return self
+        return super().__new__(cls, (_dim(d) for d in dims))
 
     # --- rank and dimensions ---------------------------------------------------------
 
