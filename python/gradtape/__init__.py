@@ -54,7 +54,7 @@ from ._function import (
     switch_case, vectorized_map, while_loop,
 )
 from . import autodiff, layers, optimizers, test
-from ._composite import add_n, repeat
+from ._composite import add_n, foldl, foldr, repeat
 from ._gradients import get_static_value, grad_pass_through, recompute_grad
 from .math import mod
 from .dtypes import double, half
@@ -66,7 +66,8 @@ __version__ = _gradtape.__version__
 
 __all__ += [
     "ConcreteFunction", "DType", "Function", "GradientTape", "RegisterGradient", "Tensor",
-    "add_n", "get_static_value", "grad_pass_through", "recompute_grad", "repeat", "test",
+    "add_n", "foldl", "foldr", "get_static_value", "grad_pass_through", "recompute_grad",
+    "repeat", "test",
     "TensorShape", "TensorSpec", "cond", "function", "map_fn", "print", "switch_case",
     "vectorized_map", "while_loop",
     "UnconnectedGradients", "Variable", "activations", "autodiff", "bool", "complex128",

@@ -1,5 +1,7 @@
 """Ops that are short compositions of engine ops, written in Python with public
-calls: TF's ``tf.math.add_n``, ``tf.repeat`` and ``tf.nn.embedding_lookup``.
+calls: TF's ``tf.math.add_n``, ``tf.repeat`` and ``tf.nn.embedding_lookup``; and the
+folds ``tf.foldl`` / ``tf.foldr`` (a user function applied along axis 0, unrolled:
+eagerly and inside a ``gt.function`` trace alike).
 
 Each is differentiable because its parts are (``add``, ``gather``), with TF's
 gradients: every input of ``add_n`` gets the incoming gradient; ``repeat`` and
@@ -13,7 +15,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from . import _gradtape as _native
-from . import errors
+from . import _nest, errors
 
 _Tensor = _native.Tensor
 _Variable = _native.Variable
@@ -139,4 +141,71 @@ def embedding_lookup(params: Any, ids: Any, max_norm: float | None = None, name:
     return out
 
 
-__all__ = ["add_n", "embedding_lookup", "repeat"]
+def _fold(fn: Any, elems: Any, initializer: Any, reverse: bool) -> Any:
+    if not callable(fn):
+        raise TypeError(f"{fn!r} is not callable. Please provide a callable function.")
+    flat = [e if isinstance(e, _Tensor) else _native.convert_to_tensor(e) for e in _nest.flatten(elems)]
+    if not flat:
+        raise ValueError("elems must be a Tensor or (possibly nested) sequence of Tensors")
+    for e in flat:
+        if e.ndim == 0:
+            raise ValueError("Elements in elems must be 1+ dimensional Tensors, not scalars")
+    n = flat[0].shape[0]
+    if any(e.shape[0] != n for e in flat):
+        raise ValueError(
+            "All elements in elems must have the same size in the first dimension, got "
+            f"{[e.shape[0] for e in flat]}"
+        )
+    rows = [_native.unstack(e) for e in flat]
+
+    def elem(i: int) -> Any:
+        return _nest.pack_sequence_as(elems, [r[i] for r in rows]) if _nest.is_nested(elems) else rows[0][i]
+
+    order = list(range(n - 1, -1, -1)) if reverse else list(range(n))
+    if initializer is None:
+        if n == 0:
+            raise errors.InvalidArgumentError(
+                "elems is empty (its first dimension is 0) and no initializer is given"
+            )
+        a, order = elem(order[0]), order[1:]
+    else:
+        a = initializer
+    for i in order:
+        a = fn(a, elem(i))
+    return a
+
+
+def foldl(
+    fn: Any, elems: Any, initializer: Any = None, parallel_iterations: int = 10,
+    back_prop: bool = True, swap_memory: bool = False, name: str | None = None,
+) -> Any:
+    """Left fold of ``fn`` over ``elems`` (a tensor or nested structure of tensors)
+    along axis 0: ``fn(...fn(fn(initializer, elems[0]), elems[1])..., elems[n-1])``;
+    without an initializer the fold starts from ``elems[0]``. Differentiable
+    through ``fn``. TF equivalent: ``tf.foldl``.
+
+    >>> import gradtape as gt
+    >>> print(gt.foldl(lambda a, x: a + x, gt.constant([1.0, 2.0, 3.0])))
+    gt.Tensor(6.0, shape=(), dtype=float32)
+    """
+    del parallel_iterations, back_prop, swap_memory, name
+    return _fold(fn, elems, initializer, reverse=False)
+
+
+def foldr(
+    fn: Any, elems: Any, initializer: Any = None, parallel_iterations: int = 10,
+    back_prop: bool = True, swap_memory: bool = False, name: str | None = None,
+) -> Any:
+    """Right fold of ``fn`` over ``elems`` along axis 0, from the last element to
+    the first (without an initializer, from ``elems[n-1]``). TF equivalent:
+    ``tf.foldr``.
+
+    >>> import gradtape as gt
+    >>> print(gt.foldr(lambda a, x: a * 10.0 + x, gt.constant([1.0, 2.0, 3.0])))
+    gt.Tensor(321.0, shape=(), dtype=float32)
+    """
+    del parallel_iterations, back_prop, swap_memory, name
+    return _fold(fn, elems, initializer, reverse=True)
+
+
+__all__ = ["add_n", "embedding_lookup", "foldl", "foldr", "repeat"]

@@ -794,6 +794,30 @@ mod tests {
     use crate::ops::testutil::{close, grad, t64, ti, vals};
 
     #[test]
+    fn gather_with_batch_dims_as_tf() {
+        // params [2, 3], indices [2, 2], batch_dims 1: out[b, i] = p[b, idx[b, i]].
+        let p = t64(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3]);
+        let idx = ti(&[2, 0, 1, 1], &[2, 2]);
+        let g = gather(&p, &idx, None, 1).unwrap();
+        assert_eq!(g.shape(), &[2, 2]);
+        assert_eq!(vals(&g), vec![3.0, 1.0, 5.0, 5.0]);
+        // The gradient scatter-adds per example (row 1 twice).
+        let d = grad(&p, None, |p| gather(p, &idx, None, 1).unwrap());
+        assert_eq!(d, vec![1.0, 0.0, 1.0, 0.0, 2.0, 0.0]);
+        // axis 2 of [2, 2, 3] with batch_dims 1: out[b, j, i] = p[b, j, idx[b, i]].
+        let p3 = t64(&(0..12).map(f64::from).collect::<Vec<_>>(), &[2, 2, 3]);
+        let g = gather(&p3, &ti(&[2, 0], &[2, 1]), Some(2), 1).unwrap();
+        assert_eq!(g.shape(), &[2, 2, 1]);
+        assert_eq!(vals(&g), vec![2.0, 5.0, 6.0, 9.0]);
+        // TF's errors: axis before the batch axes, batch sizes that differ, an index
+        // out of range inside an example.
+        assert!(gather(&p, &idx, Some(0), 1).is_err());
+        assert!(gather(&p, &ti(&[0, 0, 0], &[3, 1]), None, 1).is_err());
+        assert!(gather(&p, &ti(&[0, 3], &[2, 1]), None, 1).is_err());
+        assert!(gather(&p, &idx, None, 3).is_err());
+    }
+
+    #[test]
     fn slices_with_extreme_bounds_and_steps() {
         let x = ti(&[0, 1, 2, 3, 4], &[5]);
         let take = |start, stop, step| {

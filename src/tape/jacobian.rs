@@ -239,6 +239,15 @@ impl GradientTape {
         }
         let b = ts[0];
         let m: usize = ts[1..].iter().product();
+        // TF computes the rows in chunks of `parallel_iterations`, each a `gradient`
+        // call: more than one chunk needs a persistent tape.
+        if use_pfor && !self.is_persistent() && parallel_iterations.is_some_and(|p| p < m) {
+            return Err(Error::Tape(
+                "GradientTape must be created with persistent=True to compute the \
+                 batch_jacobian with parallel_iterations."
+                    .into(),
+            ));
+        }
         let mut out_shape = vec![b];
         out_shape.extend_from_slice(&ts[1..]);
         out_shape.extend_from_slice(&ss[1..]);

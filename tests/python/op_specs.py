@@ -1049,6 +1049,8 @@ NOT_OPS = [
     "function", "cond", "while_loop", "switch_case", "map_fn", "vectorized_map", "print",
     # gradient utilities over the tape and custom_gradient (test_gradient_utils.py)
     "recompute_grad", "grad_pass_through", "get_static_value",
+    # folds of a user function (test_backprop_tf.py: jacobians through foldl)
+    "foldl", "foldr",
 ]
 
 # Ops whose TF kernels take real dtypes only (TF 2.21 raises InvalidArgumentError or

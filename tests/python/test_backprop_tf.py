@@ -213,6 +213,25 @@ def test_custom_gradient_empty_error():
         t.gradient(y, [x])
 
 
+def test_stop_gradient_hides_downstream_ops():
+    @gt.custom_gradient
+    def _backward_pass_error(x):
+        def _grad(_):
+            raise AssertionError("ran the backward function of an op downstream of stop_gradient")
+
+        return x, _grad
+
+    @gt.function
+    def f(x):
+        return _backward_pass_error(x)
+
+    x = gt.constant(1.0)
+    with gt.GradientTape() as tape:
+        tape.watch(x)
+        y = f(gt.stop_gradient(x))
+    assert tape.gradient(y, x) is None
+
+
 def test_output_grad_used_in_computation():
     with gt.GradientTape() as t:
         x = gt.constant(3.0)
@@ -686,6 +705,43 @@ def test_gradient_tape_gradient_called_multiple_times():
     g.gradient(z, [x])
     with pytest.raises(RuntimeError, match="A non-persistent GradientTape can only be used to compute one set of gradients"):
         g.gradient(y, [x])
+
+
+def test_gradient_tape_jacobian_called_multiple_times():
+    with gt.GradientTape() as g:
+        x = gt.constant(3.0)
+        g.watch(x)
+        y = x * x
+        z = y * y
+    g.jacobian(z, [x])
+    with pytest.raises(RuntimeError, match="A non-persistent GradientTape can only"):
+        g.jacobian(y, [x])
+
+
+def test_gradient_tape_batch_jacobian_called_multiple_times():
+    with gt.GradientTape() as g:
+        x = gt.constant([[3.0]])
+        g.watch(x)
+        y = x * x
+        z = y * y
+    g.batch_jacobian(z, x)
+    with pytest.raises(RuntimeError, match="A non-persistent GradientTape can only"):
+        g.batch_jacobian(y, [x])
+
+
+def test_batch_jacobian_parallel_iterations_needs_a_persistent_tape():
+    @gt.function
+    def f(persistent):
+        with gt.GradientTape(persistent=persistent) as t:
+            x = gt.constant([[3.0]])
+            t.watch(x)
+            y = x * x
+            z = gt.tile(y * y, [1, 16])
+        return t.batch_jacobian(z, x, parallel_iterations=8)
+
+    with pytest.raises(RuntimeError, match="persistent=True.*parallel_iterations"):
+        f(persistent=False)
+    np.testing.assert_allclose(f(persistent=True).numpy(), [[[4.0 * 3.0**3]] * 16])
 
 
 def test_jacobian_inside_gradient_tape_scope():
@@ -1225,13 +1281,14 @@ def test_recompute_grad_with_different_shape():
         assert y[1].numpy() == 2.0
 
 
-def test_recompute_grad_with_nested_function_and_while_loop():
+@pytest.mark.parametrize("reduce_retracing", [True, False])
+def test_recompute_grad_with_nested_function_and_while_loop(reduce_retracing):
     @gt.recompute_grad
-    @gt.function
+    @gt.function(reduce_retracing=reduce_retracing)
     def outer(x):
-        @gt.function
+        @gt.function(reduce_retracing=reduce_retracing)
         def middle(y):
-            @gt.function
+            @gt.function(reduce_retracing=reduce_retracing)
             def inner(z):
                 return z + 1
 
@@ -1318,12 +1375,7 @@ def test_nested_batch_jacobian_foldl():
         return _grad_function
 
     def _func(x):
-        # foldl(lambda a, b: cos(a + b), transpose(x)) over the rows of x^T.
-        rows = gt.unstack(gt.transpose(x))
-        a = rows[0]
-        for b in rows[1:]:
-            a = gt.math.cos(a + b)
-        return gt.reshape(a, [1, 1])
+        return gt.reshape(gt.foldl(lambda a, b: gt.math.cos(a + b), gt.transpose(x)), [1, 1])
 
     f = _func
     x = gt.constant([[1.0, 2.0]])
@@ -1346,6 +1398,60 @@ def test_jacobian_indexed_slices():
     np.testing.assert_allclose(a, b)
     assert a.shape == (2, 2, 3, 2)
     assert a[1, 0, 2, 0] == 1.0 and a.sum() == 4.0
+
+
+def test_foldl_partial_function():
+    x = gt.zeros([3])
+    with gt.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        result = gt.function(functools.partial(gt.foldl, lambda a, b: a + b))(x)
+    for pfor in (True, False):
+        np.testing.assert_allclose(tape.jacobian(result, x, experimental_use_pfor=pfor).numpy(), [1.0, 1.0, 1.0])
+    x = gt.zeros([3])
+    with gt.GradientTape() as tape:
+        tape.watch(x)
+        result = gt.function(functools.partial(gt.foldl, lambda a, b: a + b))(x)
+    np.testing.assert_allclose(tape.jacobian(result, x, experimental_use_pfor=True).numpy(), [1.0, 1.0, 1.0])
+
+
+def test_foldl_pure_function():
+    @gt.function
+    def compute_jacobian(use_pfor):
+        x = gt.zeros([3])
+        with gt.GradientTape(persistent=True) as tape:
+            tape.watch(x)
+            result = functools.partial(gt.foldl, lambda a, b: a + b)(x)
+        return tape.jacobian(result, x, experimental_use_pfor=use_pfor)
+
+    a, b = compute_jacobian(use_pfor=True), compute_jacobian(use_pfor=False)
+    np.testing.assert_allclose(a.numpy(), b.numpy())
+    np.testing.assert_allclose(a.numpy(), [1.0, 1.0, 1.0])
+
+
+def test_cond_func_grad_jacobian():
+    @gt.function
+    def f(x):
+        return gt.cond(x > 0.0, lambda: x**3.0, lambda: x**2.0)
+
+    with gt.GradientTape(persistent=True) as tape:
+        x = gt.constant(1.0)
+        tape.watch(x)
+        y = f(x)
+        grad = tape.gradient(y, x)
+    np.testing.assert_allclose(grad.numpy(), 3.0)
+    np.testing.assert_allclose(tape.jacobian(grad, x, experimental_use_pfor=False).numpy(), 6.0)
+    np.testing.assert_allclose(tape.jacobian(grad, x, experimental_use_pfor=True).numpy(), 6.0)
+
+
+def test_empty_tensor_consistent_jacobian():
+    variable = gt.Variable(1.0)
+    rng = np.random.default_rng(0)
+    inputs = (gt.constant(rng.uniform(size=(0, 4))), gt.constant(rng.uniform(size=(0, 3))))
+    with gt.GradientTape(persistent=True) as tape:
+        outputs = variable * gt.cast(gt.concat(inputs, axis=-1), gt.float32)
+    a = tape.jacobian(outputs, variable, experimental_use_pfor=True)
+    b = tape.jacobian(outputs, variable, experimental_use_pfor=False)
+    assert a.shape == b.shape == (0, 7)
 
 
 # --- BatchJacobianTest ----------------------------------------------------------------
@@ -1430,6 +1536,37 @@ def test_batch_jacobian_degenerate_shape(use_function, use_pfor):
     if use_function:
         f = gt.function(f)
     assert gt.shape(f(gt.zeros([1, 0]))).numpy().tolist() == [1, 0, 0]
+
+
+@pytest.mark.parametrize("use_pfor", [True, False])
+def test_batch_jacobian_zeros_type_correct(use_pfor):
+    for dtype in [gt.float32, gt.float64]:
+
+        @gt.function
+        def f(x):
+            del x
+            return gt.constant([[1.0]], dtype=dtype)
+
+        for how in ("none", "zero"):
+            with gt.GradientTape(persistent=True) as tape:
+                x = gt.constant([[2.0]], dtype=dtype)
+                tape.watch(x)
+                y = f(x)
+            jac = tape.batch_jacobian(y, x, unconnected_gradients=how, experimental_use_pfor=use_pfor)
+            assert jac.dtype == dtype and jac.numpy().tolist() == [[[0.0]]]
+
+
+def test_batch_jacobian_strided_slice():
+    x = gt.ones([2, 4, 2])
+    length = gt.constant([2, 3, 4, 4], dtype=gt.int64)
+    with gt.GradientTape() as tape:
+        tape.watch(x)
+        y = gt.repeat(x, [2], axis=1)
+        y = y[:, : gt.reduce_max(length), :]
+    j = tape.batch_jacobian(y, x)
+    assert j.shape == (2, 4, 2, 4, 2)
+    # y[b, i] = x[b, i // 2]: one 1 per output element.
+    assert j.numpy().sum() == 16.0 and j.numpy()[1, 3, 1, 1, 1] == 1.0
 
 
 def test_batch_jacobian_unconnected():
