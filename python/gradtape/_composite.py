@@ -10,7 +10,8 @@ gradients: every input of ``add_n`` gets the incoming gradient; ``repeat`` and
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any
+from collections.abc import Sequence
 
 import numpy as np
 

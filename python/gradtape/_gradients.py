@@ -75,7 +75,7 @@ def recompute_grad(f: _F) -> _F:
         return result, grad_wrapper
 
     decorated = _custom_gradient(inner, record_body=False)
-    decorated.__wrapped__ = f  # type: ignore[attr-defined]
+    decorated.__wrapped__ = f
     return decorated  # type: ignore[return-value]
 
 

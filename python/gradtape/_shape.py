@@ -7,7 +7,8 @@ methods follow TF's rules for them (``merge_with``, ``is_compatible_with``, ...)
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Iterator, Optional, Union
+from typing import Any, Optional
+from collections.abc import Iterable, Iterator
 
 _Dim = Optional[int]
 
@@ -25,7 +26,10 @@ def _dim(d: Any) -> _Dim:
     try:
         v = int(value)
     except (TypeError, ValueError):
-        raise TypeError(f"Dimension value must be integer or None or have an __index__ method, got value '{d!r}' with type '{type(d)}'") from None
+        raise TypeError(
+            "Dimension value must be integer or None or have an __index__ method, got "
+            f"value '{d!r}' with type '{type(d)}'"
+        ) from None
     if v < 0:
         raise ValueError(f"Dimension {v} must be >= 0")
     return v
@@ -54,7 +58,7 @@ class TensorShape(tuple):
     # Set on the instance only for an unknown rank (the common case costs nothing).
     _unknown_rank = False
 
-    def __new__(cls, dims: Union[Iterable[Any], int, None] = ()) -> TensorShape:
+    def __new__(cls, dims: Iterable[Any] | int | None = ()) -> TensorShape:
         if type(dims) is tuple:
             # A tensor's own shape (a tuple of ints from the engine): taken as it is.
             for d in dims:
@@ -75,17 +79,17 @@ class TensorShape(tuple):
     # --- rank and dimensions ---------------------------------------------------------
 
     @property
-    def dims(self) -> Optional[list[_Dim]]:
+    def dims(self) -> list[_Dim] | None:
         """The dimensions as a list (``None`` when the rank is unknown)."""
         return None if self._unknown_rank else list(tuple.__iter__(self))
 
     @property
-    def rank(self) -> Optional[int]:
+    def rank(self) -> int | None:
         """Number of dimensions (``None`` when unknown)."""
         return None if self._unknown_rank else tuple.__len__(self)
 
     @property
-    def ndims(self) -> Optional[int]:
+    def ndims(self) -> int | None:
         """Number of dimensions (TF's older name)."""
         return self.rank
 
@@ -115,7 +119,7 @@ class TensorShape(tuple):
             raise ValueError("as_list() is not defined on an unknown TensorShape.")
         return list(tuple.__iter__(self))
 
-    def num_elements(self) -> Optional[int]:
+    def num_elements(self) -> int | None:
         """Product of the dimensions (``None`` unless fully defined)."""
         if not self.is_fully_defined():
             return None
@@ -236,7 +240,7 @@ class TensorShape(tuple):
     def __hash__(self) -> int:
         return hash((self._unknown_rank, tuple(tuple.__iter__(self))))
 
-    def __add__(self, other: Any) -> TensorShape:  # type: ignore[override]
+    def __add__(self, other: Any) -> TensorShape:
         return self.concatenate(other)
 
     def __radd__(self, other: Any) -> TensorShape:

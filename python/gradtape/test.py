@@ -7,7 +7,8 @@ and by central differences, in TF's layout, so that a test compares the two.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from typing import Any, Callable
+from collections.abc import Sequence
 
 import numpy as np
 

@@ -320,7 +320,10 @@ def test_weak_references_and_conversion_identity():
         ([[1, 2], [3]], "Can't convert non-rectangular Python sequence to Tensor."),
         ([1.0, [2.0]], "Can't convert non-rectangular Python sequence to Tensor."),
         ([1, "a"], "Can't convert Python sequence with mixed types to Tensor."),
-        ([1, None], r"Attempt to convert a value \(None\) with an unsupported type \(<class 'NoneType'>\) to a Tensor."),
+        (
+            [1, None],
+            r"Attempt to convert a value \(None\) with an unsupported type \(<class 'NoneType'>\) to a Tensor.",
+        ),
         ([[None]], r"Attempt to convert a value \(None\)"),
     ],
 )
