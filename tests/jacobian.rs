@@ -91,3 +91,48 @@ fn jacobian_wrt_a_bias_broadcast_over_the_batch() {
         assert_eq!(j.to_vec::<f64>().unwrap(), want, "pfor={pfor}");
     }
 }
+
+#[test]
+fn row_by_row_loop_needs_a_persistent_tape_and_unconnected_batch_jacobian_is_zeros() {
+    // TF (eager): experimental_use_pfor=False on a non-persistent tape is refused
+    // (RuntimeError in Python), and the tape stays usable.
+    let x = mat(&[1.0, 2.0], 1, 2);
+    let tape = GradientTape::new();
+    let y = {
+        let _r = tape.enter();
+        tape.watch(&x);
+        ops::square(&x).unwrap()
+    };
+    let refused = tape.batch_jacobian(&y, &x, UnconnectedGradients::None, None, false);
+    assert!(matches!(refused, Err(gradtape::Error::Tape(_))));
+    let src = [Source::Tensor(&x)];
+    let refused = tape.jacobian(&y, &src, UnconnectedGradients::None, None, false);
+    assert!(matches!(refused, Err(gradtape::Error::Tape(_))));
+    let jb = tape
+        .batch_jacobian(&y, &x, UnconnectedGradients::None, None, true)
+        .unwrap()
+        .unwrap();
+    assert_eq!(jb.to_vec::<f64>().unwrap(), vec![2.0, 0.0, 0.0, 4.0]);
+
+    // A target that does not depend on the source: zeros of the target's dtype,
+    // whatever `unconnected` says (TF's compatibility behaviour).
+    let tape = GradientTape::persistent();
+    let c = {
+        let _r = tape.enter();
+        tape.watch(&x);
+        mat(&[1.0, 1.0, 1.0], 1, 3)
+    };
+    for how in [UnconnectedGradients::None, UnconnectedGradients::Zero] {
+        let z = tape
+            .batch_jacobian(&c, &x, how, None, true)
+            .unwrap()
+            .unwrap();
+        assert_eq!(z.shape(), &[1, 3, 2]);
+        assert!(z.to_vec::<f64>().unwrap().iter().all(|&v| v == 0.0));
+    }
+    // Rank below 2 is TF's ValueError.
+    let v = Tensor::from_vec(vec![1.0, 2.0], &[2]).unwrap();
+    assert!(tape
+        .batch_jacobian(&v, &x, UnconnectedGradients::None, None, true)
+        .is_err());
+}

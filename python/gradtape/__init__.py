@@ -53,7 +53,9 @@ from ._function import (
     ConcreteFunction, Function, TensorSpec, cond, function, map_fn, print_ as print,
     switch_case, vectorized_map, while_loop,
 )
-from . import autodiff, layers, optimizers
+from . import autodiff, layers, optimizers, test
+from ._composite import add_n, foldl, foldr, repeat
+from ._gradients import get_static_value, grad_pass_through, recompute_grad
 from .math import mod
 from .dtypes import double, half
 
@@ -64,6 +66,8 @@ __version__ = _gradtape.__version__
 
 __all__ += [
     "ConcreteFunction", "DType", "Function", "GradientTape", "RegisterGradient", "Tensor",
+    "add_n", "foldl", "foldr", "get_static_value", "grad_pass_through", "recompute_grad",
+    "repeat", "test",
     "TensorShape", "TensorSpec", "cond", "function", "map_fn", "print", "switch_case",
     "vectorized_map", "while_loop",
     "UnconnectedGradients", "Variable", "activations", "autodiff", "bool", "complex128",

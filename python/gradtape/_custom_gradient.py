@@ -26,12 +26,14 @@ def custom_gradient(f: _F) -> _F:
     """Decorator defining a function with a custom gradient. TF equivalent:
     ``tf.custom_gradient``.
 
-    ``f(*x)`` returns ``(y, grad_fn)``. ``grad_fn(*dy)`` returns one gradient per
-    input of ``f`` (or ``None``). If ``f`` reads variables, ``grad_fn(*dy,
-    variables=None)`` returns ``(input_grads, variable_grads)``. The body of ``f`` is
-    not recorded; the whole call is one node of every tape watching an input, and
-    ``grad_fn`` is called during ``gradient`` (if it uses gt ops, the gradient is
-    itself differentiable).
+    ``f(*x)`` returns ``(y, grad_fn)``; ``x`` and ``y`` may be nested structures of
+    tensors (and keyword arguments are passed through, with no gradient).
+    ``grad_fn(*dy)`` returns one gradient per (flattened) positional input of ``f``
+    (or ``None``). If ``f`` reads trainable variables it does not take as arguments,
+    ``grad_fn(*dy, variables=None)`` returns ``(input_grads, variable_grads)``. As in
+    TF eager, the body of ``f`` is recorded on the active tapes, while the gradient of
+    ``y`` comes from ``grad_fn``: a ``grad_fn`` that uses tensors computed in the body
+    is differentiable through them (second derivatives).
 
     >>> import gradtape as gt
     >>> @gt.custom_gradient
@@ -45,36 +47,46 @@ def custom_gradient(f: _F) -> _F:
     >>> print(t.gradient(output, v))
     gt.Tensor(2.0, shape=(), dtype=float32)
     """
+    return _custom_gradient(f)
+
+
+def _custom_gradient(f: _F, record_body: bool = True) -> _F:
+    """``custom_gradient``; ``record_body=False`` runs the body with every tape
+    paused (``recompute_grad``: its activations must not stay on the tape)."""
+
     @functools.wraps(f)
     def decorated(*args: Any, **kwargs: Any) -> Any:
-        if kwargs:
-            raise ValueError(
-                "The custom_gradient function received keyword arguments "
-                f"{sorted(kwargs)}; pass tensors positionally"
-            )
-        inputs = [a if isinstance(a, (_Tensor, _Variable)) else _native.convert_to_tensor(a) for a in args]
-        result, variables = _native._run_unrecorded(lambda: f(*args))
+        flat_args = _nest.flatten(args)
+        inputs = [
+            a if isinstance(a, (_Tensor, _Variable)) else _native.convert_to_tensor(a)
+            for a in flat_args
+        ]
+        result, variables = _native._run_unrecorded(lambda: f(*args, **kwargs), record_body)
         try:
             y, grad_fn = result
         except (TypeError, ValueError):
             raise TypeError(
                 "A @custom_gradient function must return a pair (outputs, grad_fn)"
             ) from None
-        arg_ids = {a._unique_id for a in args if isinstance(a, _Variable)}
+        arg_ids = {
+            a._unique_id
+            for a in flat_args + _nest.flatten(kwargs)
+            if isinstance(a, _Variable)
+        }
         variables = [v for v in variables if v.trainable and v._unique_id not in arg_ids]
         if variables and not _accepts_variables(grad_fn):
             names = ", ".join(v.name for v in variables)
             raise TypeError(
-                "If using @custom_gradient with a function that uses variables, then "
-                "grad_fn must accept a keyword argument 'variables'. "
-                f"The function read: {names}"
+                "@gt.custom_gradient grad_fn must accept keyword argument 'variables', "
+                f"since function uses variables: {names}"
             )
         flat_y = _nest.flatten(y)
         n_in = len(inputs)
 
         def callback(dys: list[Any]) -> tuple[list[Any], list[Any]]:
+            dy_args = dys  # TF: one gradient per flattened output
             if variables:
-                r = grad_fn(*dys, variables=variables)
+                r = grad_fn(*dy_args, variables=variables)
                 try:
                     gx, gv = r
                 except (TypeError, ValueError):
@@ -83,13 +95,17 @@ def custom_gradient(f: _F) -> _F:
                         "(input_grads, variable_grads)"
                     ) from None
                 gv = list(gv) if isinstance(gv, (list, tuple)) else [gv]
+                if len(gv) != len(variables):
+                    raise ValueError(
+                        "Must return gradient for each variable from @custom_gradient grad_fn."
+                    )
             else:
-                gx, gv = grad_fn(*dys), []
-            gx = list(gx) if isinstance(gx, (list, tuple)) else [gx]
+                gx, gv = grad_fn(*dy_args), []
+            gx = _nest.flatten(gx)
             if len(gx) != n_in:
                 raise ValueError(
-                    f"custom_gradient: grad_fn returned {len(gx)} gradients, expected "
-                    f"{n_in} (one per input)"
+                    f"custom_gradient function expected to return {n_in} gradients, "
+                    f"but returned {len(gx)} instead."
                 )
             return gx, gv
 

@@ -57,7 +57,8 @@ class GradientTape(_native._Tape):
 
     def watch(self, tensor: Any) -> None:
         """Ensures ``tensor`` (a tensor, variable, or nested structure of them) is
-        traced by this tape. TF equivalent: ``tf.GradientTape.watch``."""
+        traced by this tape; anything else (a numpy array, a number) is a
+        ``ValueError``, as in TF. TF equivalent: ``tf.GradientTape.watch``."""
         if self._watch(_nest.flatten(tensor)):
             warnings.warn(
                 "The dtype of the watched tensor must be floating (e.g. gt.float32), "
@@ -134,7 +135,8 @@ class GradientTape(_native._Tape):
 
         All rows travel through one vectorized backward sweep (in chunks of at most
         ``parallel_iterations`` rows); ``experimental_use_pfor=False`` sweeps row by
-        row and gives the same numbers.
+        row and gives the same numbers, on a persistent tape only (as in TF eager, a
+        non-persistent tape raises ``RuntimeError``).
 
         >>> import gradtape as gt
         >>> x = gt.constant([1.0, 2.0])
@@ -162,6 +164,9 @@ class GradientTape(_native._Tape):
         ``source`` of shape ``(batch, ...)``, a tensor of shape ``(batch,) +
         target.shape[1:] + source.shape[1:]``, computed without the full Jacobian
         (it assumes ``target[i]`` does not depend on ``source[j]`` for ``i != j``).
+        Both must have rank 2 or more (``ValueError`` otherwise); a target that does
+        not depend on ``source`` gives zeros whatever ``unconnected_gradients`` says,
+        and ``experimental_use_pfor=False`` needs a persistent tape, as in TF.
         TF equivalent: ``tf.GradientTape.batch_jacobian``.
 
         >>> import gradtape as gt

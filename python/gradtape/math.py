@@ -35,8 +35,10 @@ __all__ = [
 ]
 # </generated>
 
+from ._composite import add_n
+
 mod = floormod
 
 __all__ += [
-    "mod",
+    "add_n", "mod",
 ]

@@ -26,8 +26,10 @@ __all__ = [
 ]
 # </generated>
 
+from ._composite import embedding_lookup
+
 swish = silu
 
 __all__ += [
-    "swish",
+    "embedding_lookup", "swish",
 ]

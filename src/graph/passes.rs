@@ -78,9 +78,22 @@ pub(super) fn rebuild(g: &Graph, keep: impl Fn(usize) -> bool) -> Graph {
 
 /// Computes, once, every stateless call whose inputs are all constants that the trace
 /// created itself (literals, `zeros`, ...) and uses its value as a constant. Captured
-/// tensors stay inputs of the computation: a tape outside may watch them.
+/// tensors stay inputs of the computation: a tape outside may watch them. So do the
+/// calls on a value a stateful node takes (a tape's `watch`, above all): a tape inside
+/// the function must see them run, or `gradient` of a watched constant would be `None`
+/// when the graph runs.
 pub(super) fn fold_constants(g: &Graph) -> Result<Graph> {
     let mut out = g.clone();
+    let effects: std::collections::HashSet<(u32, u32)> = g
+        .nodes
+        .iter()
+        .filter(|n| n.stateful)
+        .flat_map(|n| n.inputs.iter())
+        .filter_map(|v| match v {
+            Value::Node(m, k) => Some((*m, *k)),
+            _ => None,
+        })
+        .collect();
     // Constants made by the trace: outputs of input-less stateless nodes, transitively.
     let mut folded: HashMap<(u32, u32), u32> = HashMap::new();
     let mut drop = vec![false; g.nodes.len()];
@@ -90,7 +103,7 @@ pub(super) fn fold_constants(g: &Graph) -> Result<Graph> {
             continue;
         }
         let foldable = n.inputs.iter().all(|v| match v {
-            Value::Node(m, k) => folded.contains_key(&(*m, *k)),
+            Value::Node(m, k) => folded.contains_key(&(*m, *k)) && !effects.contains(&(*m, *k)),
             _ => false,
         });
         if !foldable {

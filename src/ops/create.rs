@@ -566,15 +566,16 @@ pub(super) mod python {
     /// gt.Tensor([1. 2.], shape=(2,), dtype=float32)
     /// >>> x = gt.constant(1.0)
     /// >>> gt.convert_to_tensor(x) is x
-    /// False
+    /// True
     #[pyfunction]
     #[pyo3(signature = (value, dtype=None, dtype_hint=None, name=None))]
     fn convert_to_tensor(
+        py: Python<'_>,
         value: &Bound<'_, PyAny>,
         dtype: Option<&Bound<'_, PyAny>>,
         dtype_hint: Option<&Bound<'_, PyAny>>,
         name: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<PyTensor> {
+    ) -> PyResult<Py<PyAny>> {
         let _ = name;
         let dt = dtype_opt(dtype)?;
         let hint = dtype_opt(dtype_hint)?;
@@ -588,9 +589,17 @@ pub(super) mod python {
                     )));
                 }
             }
-            return Ok(t.into());
+            // As TF: a tensor is returned as it is (the same object); a variable is
+            // read.
+            if value.is_instance_of::<PyTensor>() {
+                return Ok(value.clone().unbind());
+            }
+            return Ok(PyTensor::from(t).into_pyobject(py)?.into_any().unbind());
         }
-        Ok(convert_value(value, dt.or(hint))?.into())
+        Ok(PyTensor::from(convert_value(value, dt.or(hint))?)
+            .into_pyobject(py)?
+            .into_any()
+            .unbind())
     }
 
     /// ``x`` converted to ``dtype`` (floats to integers truncate toward zero). TF equivalent:

@@ -309,9 +309,108 @@ fn index_values(
     }
 }
 
+/// `gather` with `batch_dims != 0` (TF's checks and words): the batch axes and the
+/// gathered axis of `params` are flattened into one axis of `B * n` rows, each index
+/// offset by its example's `k * n`, gathered once, and the result put in TF's order
+/// `params.shape[:axis] + indices.shape[b:] + params.shape[axis+1:]`.
+fn gather_batched(
+    params: &Tensor,
+    indices: &Tensor,
+    axis: Option<isize>,
+    batch_dims: isize,
+) -> Result<Tensor> {
+    const OP: &str = "GatherV2";
+    let (pr, ir) = (params.ndim() as isize, indices.ndim() as isize);
+    if batch_dims < -ir || batch_dims > ir {
+        return Err(Error::invalid(
+            OP,
+            format!(
+                "Expected batch_dims in the range [{}, {ir}], but got {batch_dims}",
+                -ir
+            ),
+        ));
+    }
+    let b = if batch_dims < 0 {
+        batch_dims + ir
+    } else {
+        batch_dims
+    };
+    let ax = match axis {
+        None => b,
+        Some(a) if a < 0 => a + pr,
+        Some(a) => a,
+    };
+    if b >= pr {
+        return Err(Error::invalid(
+            OP,
+            format!("batch_dims ({b}) must be less than rank(params) ({pr})."),
+        ));
+    }
+    if ax < b || ax >= pr {
+        return Err(Error::invalid(
+            OP,
+            format!("batch_dims ({b}) must be less than or equal to axis ({ax})."),
+        ));
+    }
+    let (b, ax) = (b as usize, ax as usize);
+    let (ps, is) = (params.shape().to_vec(), indices.shape().to_vec());
+    for i in 0..b {
+        if ps[i] != is[i] {
+            return Err(Error::invalid(
+                OP,
+                format!(
+                    "params.shape[{i}]: {} should be equal to indices.shape[{i}]: {}",
+                    ps[i], is[i]
+                ),
+            ));
+        }
+    }
+    let n = ps[ax];
+    let batch: usize = ps[..b].iter().product();
+    let per: usize = is[b..].iter().product();
+    let idx = index_values(OP, indices, &[crate::dtype::DType::I16])?;
+    let mut flat = crate::size::try_vec(OP, idx.len())?;
+    for (k, &v) in idx.iter().enumerate() {
+        if v < 0 || v as u64 >= n as u64 {
+            return Err(Error::invalid(
+                OP,
+                format!("indices[{k}] = {v} is not in [0, {n})"),
+            ));
+        }
+        flat.push((k / per.max(1) * n) as i64 + v);
+    }
+    // params → (batch..., n, rest...) → (batch * n, rest...)
+    let rest: Vec<usize> = (b..ps.len()).filter(|&d| d != ax).collect();
+    let mut perm: Vec<usize> = (0..b).collect();
+    perm.push(ax);
+    perm.extend(&rest);
+    let pt = crate::ops::transpose(params, Some(&perm))?;
+    let mut rows_shape = vec![batch * n];
+    rows_shape.extend(rest.iter().map(|&d| ps[d]));
+    let rows = crate::ops::reshape(&pt, &rows_shape)?;
+    let offsets = Tensor::from_vec(flat, &[idx.len()])?;
+    let g = gather(&rows, &offsets, Some(0), 0)?;
+    // g: (batch * per, rest...) → (batch..., I..., rest...) → TF's order.
+    let mut g_shape: Vec<usize> = ps[..b].to_vec();
+    g_shape.extend(&is[b..]);
+    g_shape.extend(rest.iter().map(|&d| ps[d]));
+    let g = crate::ops::reshape(&g, &g_shape)?;
+    let (ni, lead) = (is.len() - b, ax - b);
+    let mut out_perm: Vec<usize> = (0..b).collect();
+    out_perm.extend((0..lead).map(|j| b + ni + j));
+    out_perm.extend((0..ni).map(|j| b + j));
+    out_perm.extend((lead..rest.len()).map(|j| b + ni + j));
+    if out_perm.iter().enumerate().all(|(i, &p)| i == p) {
+        return Ok(g);
+    }
+    crate::ops::transpose(&g, Some(&out_perm))
+}
+
 /// Slices of `params` along `axis` at `indices`. TF equivalent: `tf.gather`
-/// (`axis=None` means 0; only `batch_dims=0`). Gradient: `dy` scatter-added into
-/// zeros of `params`' shape (repeated indices accumulate).
+/// (`axis=None` means `batch_dims`). Gradient: `dy` scatter-added into zeros of
+/// `params`' shape (repeated indices accumulate). With `batch_dims = b > 0` the first
+/// `b` axes of `params` and `indices` are a batch: example `k` gathers from its own
+/// `params[k]` (composed of transpose, reshape and one gather, so differentiable).
 pub fn gather(
     params: &Tensor,
     indices: &Tensor,
@@ -319,10 +418,7 @@ pub fn gather(
     batch_dims: isize,
 ) -> Result<Tensor> {
     if batch_dims != 0 {
-        return Err(Error::invalid(
-            "GatherV2",
-            format!("batch_dims={batch_dims} is not supported (only batch_dims=0)"),
-        ));
+        return gather_batched(params, indices, axis, batch_dims);
     }
     if params.ndim() == 0 {
         return Err(Error::invalid(
@@ -542,11 +638,16 @@ pub(super) mod python {
     #[allow(unused_imports)]
     use crate::python::binding::*;
 
-    /// Slices of ``params`` along ``axis`` (0 by default) at ``indices``. Only ``batch_dims=0``
-    /// is supported. TF equivalent: ``tf.gather``.
+    /// Slices of ``params`` along ``axis`` (``batch_dims``, 0 by default) at ``indices``;
+    /// with ``batch_dims=b`` the first ``b`` axes are a batch, each example gathering
+    /// from its own slice. TF equivalent: ``tf.gather``.
     ///
     /// >>> print(gt.gather(gt.constant([10, 20, 30]), [2, 0]))
     /// gt.Tensor([30 10], shape=(2,), dtype=int32)
+    /// >>> print(gt.gather(gt.constant([[1, 2, 3], [4, 5, 6]]), [[2, 0], [1, 1]], batch_dims=1))
+    /// gt.Tensor(
+    /// [[3 1]
+    ///  [5 5]], shape=(2, 2), dtype=int32)
     #[pyfunction]
     #[pyo3(signature = (params, indices, validate_indices=None, axis=None, batch_dims=0, name=None))]
     fn gather(
@@ -691,6 +792,30 @@ pub(super) mod python {
 mod tests {
     use super::*;
     use crate::ops::testutil::{close, grad, t64, ti, vals};
+
+    #[test]
+    fn gather_with_batch_dims_as_tf() {
+        // params [2, 3], indices [2, 2], batch_dims 1: out[b, i] = p[b, idx[b, i]].
+        let p = t64(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3]);
+        let idx = ti(&[2, 0, 1, 1], &[2, 2]);
+        let g = gather(&p, &idx, None, 1).unwrap();
+        assert_eq!(g.shape(), &[2, 2]);
+        assert_eq!(vals(&g), vec![3.0, 1.0, 5.0, 5.0]);
+        // The gradient scatter-adds per example (row 1 twice).
+        let d = grad(&p, None, |p| gather(p, &idx, None, 1).unwrap());
+        assert_eq!(d, vec![1.0, 0.0, 1.0, 0.0, 2.0, 0.0]);
+        // axis 2 of [2, 2, 3] with batch_dims 1: out[b, j, i] = p[b, j, idx[b, i]].
+        let p3 = t64(&(0..12).map(f64::from).collect::<Vec<_>>(), &[2, 2, 3]);
+        let g = gather(&p3, &ti(&[2, 0], &[2, 1]), Some(2), 1).unwrap();
+        assert_eq!(g.shape(), &[2, 2, 1]);
+        assert_eq!(vals(&g), vec![2.0, 5.0, 6.0, 9.0]);
+        // TF's errors: axis before the batch axes, batch sizes that differ, an index
+        // out of range inside an example.
+        assert!(gather(&p, &idx, Some(0), 1).is_err());
+        assert!(gather(&p, &ti(&[0, 0, 0], &[3, 1]), None, 1).is_err());
+        assert!(gather(&p, &ti(&[0, 3], &[2, 1]), None, 1).is_err());
+        assert!(gather(&p, &idx, None, 3).is_err());
+    }
 
     #[test]
     fn slices_with_extreme_bounds_and_steps() {

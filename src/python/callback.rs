@@ -16,10 +16,23 @@ use crate::tape::stack;
 use crate::tensor::Tensor;
 use crate::variable::Variable;
 
-/// Runs `f()` with no tape recording on this thread; returns `(result, variables read)`.
+/// Runs `f()`; returns `(result, trainable variables read)`. With `record` false no
+/// tape records on this thread meanwhile (`recompute_grad`); with `record` true the
+/// active tapes record the body, as TF eager does for a `custom_gradient` body.
 #[pyfunction]
-fn _run_unrecorded(py: Python<'_>, f: Bound<'_, PyAny>) -> PyResult<(Py<PyAny>, Vec<Py<PyAny>>)> {
-    let (r, vars) = stack::collect_reads(|| stack::suspended(|| f.call0()));
+#[pyo3(signature = (f, record=false))]
+fn _run_unrecorded(
+    py: Python<'_>,
+    f: Bound<'_, PyAny>,
+    record: bool,
+) -> PyResult<(Py<PyAny>, Vec<Py<PyAny>>)> {
+    let (r, vars) = stack::collect_reads(|| {
+        if record {
+            f.call0()
+        } else {
+            stack::suspended(|| f.call0())
+        }
+    });
     let vars = vars
         .iter()
         .map(|v| PyVariable::object(py, v))

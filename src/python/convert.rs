@@ -8,7 +8,9 @@
 use half::f16;
 use ndarray::ArrayD;
 use num_complex::{Complex32, Complex64};
-use numpy::{PyArrayDyn, PyArrayMethods, PyUntypedArray, PyUntypedArrayMethods};
+use numpy::{
+    PyArrayDescrMethods, PyArrayDyn, PyArrayMethods, PyUntypedArray, PyUntypedArrayMethods,
+};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyComplex, PyFloat, PyInt, PyList, PyTuple};
@@ -133,7 +135,22 @@ fn convert_value_untraced(ob: &Bound<'_, PyAny>, hint: Option<DType>) -> PyResul
     if ob.is_instance_of::<PyList>() || ob.is_instance_of::<PyTuple>() || ob.hasattr("__array__")? {
         let py = ob.py();
         let np = py.import("numpy")?;
-        let arr = np.call_method1("asarray", (ob,))?;
+        let is_seq = ob.is_instance_of::<PyList>() || ob.is_instance_of::<PyTuple>();
+        let arr = match np.call_method1("asarray", (ob,)) {
+            Ok(arr) => arr,
+            // numpy's words for a ragged or odd list are not TF's: say TF's.
+            Err(e) if is_seq => return Err(sequence_error(ob)?.unwrap_or(e)),
+            Err(e) => return Err(e),
+        };
+        if is_seq {
+            if let Ok(a) = arr.cast::<PyUntypedArray>() {
+                if matches!(a.dtype().kind(), b'O' | b'U' | b'S') {
+                    if let Some(e) = sequence_error(ob)? {
+                        return Err(e);
+                    }
+                }
+            }
+        }
         let a = arr.cast::<PyUntypedArray>().map_err(|_| {
             PyTypeError::new_err(format!(
                 "Cannot convert {} to a tensor",
@@ -165,6 +182,91 @@ fn convert_value_untraced(ob: &Bound<'_, PyAny>, hint: Option<DType>) -> PyResul
         "Cannot convert object of type {} to a gradtape Tensor",
         ob.get_type().name()?
     )))
+}
+
+/// What a leaf of a Python sequence is, for TF's conversion errors.
+#[derive(Clone, Copy, PartialEq)]
+enum Leaf {
+    Number,
+    Text,
+}
+
+/// TF's error for a Python sequence numpy could not make a numeric array of (only
+/// called once conversion failed): `ValueError` "Can't convert non-rectangular Python
+/// sequence to Tensor.", "Attempt to convert a value (None) with an unsupported type
+/// (<class 'NoneType'>) to a Tensor." or "Can't convert Python sequence with mixed
+/// types to Tensor.". `None` when the sequence is rectangular text only (the caller's
+/// no-string-dtype error stands).
+fn sequence_error(ob: &Bound<'_, PyAny>) -> PyResult<Option<PyErr>> {
+    use pyo3::exceptions::PyValueError;
+    fn is_seq(x: &Bound<'_, PyAny>) -> bool {
+        x.is_instance_of::<PyList>() || x.is_instance_of::<PyTuple>()
+    }
+    // The shape, from the first element at each depth (as TF infers it).
+    let mut shape = Vec::new();
+    let mut cur = ob.clone();
+    while is_seq(&cur) {
+        let n = cur.len()?;
+        shape.push(n);
+        if n == 0 {
+            break;
+        }
+        cur = cur.get_item(0)?;
+    }
+    fn walk(
+        x: &Bound<'_, PyAny>,
+        depth: usize,
+        shape: &[usize],
+        kinds: &mut Vec<Leaf>,
+    ) -> PyResult<Option<PyErr>> {
+        let rect =
+            || PyValueError::new_err("Can't convert non-rectangular Python sequence to Tensor.");
+        if depth < shape.len() {
+            if !is_seq(x) || x.len()? != shape[depth] {
+                return Ok(Some(rect()));
+            }
+            for item in x.try_iter()? {
+                if let Some(e) = walk(&item?, depth + 1, shape, kinds)? {
+                    return Ok(Some(e));
+                }
+            }
+            return Ok(None);
+        }
+        if is_seq(x) {
+            return Ok(Some(rect()));
+        }
+        let kind = if x.is_instance_of::<pyo3::types::PyString>()
+            || x.is_instance_of::<pyo3::types::PyBytes>()
+        {
+            Leaf::Text
+        } else if x.is_instance_of::<PyInt>()
+            || x.is_instance_of::<PyFloat>()
+            || x.is_instance_of::<PyComplex>()
+            || x.is_instance_of::<PyBool>()
+            || x.is_instance_of::<PyTensor>()
+            || x.is_instance_of::<PyVariable>()
+            || x.hasattr("__array__")?
+        {
+            Leaf::Number
+        } else {
+            return Ok(Some(PyValueError::new_err(format!(
+                "Attempt to convert a value ({}) with an unsupported type ({}) to a Tensor.",
+                x.repr()?,
+                x.get_type().repr()?
+            ))));
+        };
+        if !kinds.contains(&kind) {
+            kinds.push(kind);
+        }
+        Ok(None)
+    }
+    let mut kinds = Vec::new();
+    if let Some(e) = walk(ob, 0, &shape, &mut kinds)? {
+        return Ok(Some(e));
+    }
+    Ok((kinds.len() > 1).then(|| {
+        PyValueError::new_err("Can't convert Python sequence with mixed types to Tensor.")
+    }))
 }
 
 /// Whether every element of an int64 tensor fits in int32.

@@ -244,6 +244,13 @@ impl PyTape {
     /// Starts recording: the tape becomes active on this thread.
     fn __enter__(slf: Bound<'_, Self>) -> PyResult<Bound<'_, Self>> {
         let tape = &slf.get().tape;
+        if tape.is_active() {
+            // TF's `_push_tape` on a tape that is still recording.
+            return Err(PyValueError::new_err(
+                "Tape is still recording, This can happen if you try to re-enter an \
+                 already-active tape.",
+            ));
+        }
         tape.start();
         graph::record_tape_use(
             "TapeStart",
@@ -361,10 +368,11 @@ impl PyTape {
                         &[],
                     )?;
                 }
+                // TF's class and words (`ValueError`, the type's repr).
                 Err(_) => {
-                    return Err(PyTypeError::new_err(format!(
+                    return Err(PyValueError::new_err(format!(
                         "Passed in object of type {}, not gt.Tensor or gt.Variable",
-                        x.get_type().name()?
+                        x.get_type().repr()?
                     )))
                 }
             }

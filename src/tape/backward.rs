@@ -333,10 +333,14 @@ pub(super) fn sweep(
     sources
         .iter()
         .map(|s| {
-            if !s.dtype().is_differentiable() {
-                return Ok(None);
-            }
-            match grads.get(&s.id()) {
+            // An integer or bool source is never connected (its ops are not
+            // recorded): `None`, or TF's `zeros_like(source)` for `Zero`.
+            let grad = if s.dtype().is_differentiable() {
+                grads.get(&s.id())
+            } else {
+                None
+            };
+            match grad {
                 Some(g) => Ok(Some(g.clone())),
                 None => Ok(match unconnected {
                     UnconnectedGradients::None => None,

@@ -38,6 +38,23 @@ fn check_target(op: &'static str, target: &Tensor) -> Result<()> {
 }
 
 impl GradientTape {
+    /// TF refuses the row-by-row loop (`experimental_use_pfor=False`) on a
+    /// non-persistent tape in eager mode: each row is a separate `gradient` call. A
+    /// used tape reports that first, as TF does.
+    fn check_loop_allowed(&self, op: &str, use_pfor: bool) -> Result<()> {
+        let t = self.cell.lock();
+        if use_pfor || t.persistent {
+            return Ok(());
+        }
+        if t.released {
+            return Err(Error::Tape(super::USED.into()));
+        }
+        Err(Error::Tape(format!(
+            "GradientTape must be created with persistent=True to compute the {op} with \
+             eager execution enabled and with experimental_use_pfor set to False."
+        )))
+    }
+
     /// Jacobian of `target` with respect to each source: shape
     /// `target.shape + source.shape`. TF equivalent: `tape.jacobian`.
     /// `use_pfor` selects the vectorized sweep; `parallel_iterations` caps the rows
@@ -67,6 +84,7 @@ impl GradientTape {
         parallel_iterations: Option<usize>,
         use_pfor: bool,
     ) -> Result<Vec<Option<Tensor>>> {
+        self.check_loop_allowed("jacobian", use_pfor)?;
         self.begin_use()?;
         check_target("jacobian", target)?;
         let n = target.size();
@@ -195,25 +213,41 @@ impl GradientTape {
         parallel_iterations: Option<usize>,
         use_pfor: bool,
     ) -> Result<Option<Tensor>> {
+        self.check_loop_allowed("batch_jacobian", use_pfor)?;
         self.begin_use()?;
         check_target("batch_jacobian", target)?;
         let (ts, ss) = (target.shape().to_vec(), source.shape().to_vec());
-        if ts.is_empty() || ss.is_empty() {
-            return Err(Error::invalid(
-                "batch_jacobian",
-                format!("target and source need a batch dimension, got shapes {ts:?} and {ss:?}"),
-            ));
+        // TF's checks and words (`TensorShape.with_rank_at_least(2)` on each, then
+        // the batch sizes).
+        for s in [&ts, &ss] {
+            if s.len() < 2 {
+                return Err(Error::invalid(
+                    "batch_jacobian",
+                    format!("Shape {} must have rank at least 2", tf_shape(s)),
+                ));
+            }
         }
         if ts[0] != ss[0] {
             return Err(Error::invalid(
                 "batch_jacobian",
                 format!(
-                    "Need first dimension of target shape ({ts:?}) and source shape ({ss:?}) to match."
+                    "Need first dimension of target shape ({}) and source shape ({}) to match.",
+                    tf_shape(&ts),
+                    tf_shape(&ss)
                 ),
             ));
         }
         let b = ts[0];
         let m: usize = ts[1..].iter().product();
+        // TF computes the rows in chunks of `parallel_iterations`, each a `gradient`
+        // call: more than one chunk needs a persistent tape.
+        if use_pfor && !self.is_persistent() && parallel_iterations.is_some_and(|p| p < m) {
+            return Err(Error::Tape(
+                "GradientTape must be created with persistent=True to compute the \
+                 batch_jacobian with parallel_iterations."
+                    .into(),
+            ));
+        }
         let mut out_shape = vec![b];
         out_shape.extend_from_slice(&ts[1..]);
         out_shape.extend_from_slice(&ss[1..]);
@@ -314,11 +348,11 @@ impl GradientTape {
                 Some(ops::stack(&rows, 0)?)
             }
         };
+        // An unconnected target gives zeros of the target's dtype whatever
+        // `unconnected_gradients` says: TF keeps this older behaviour of
+        // `batch_jacobian` for compatibility.
         let Some(g) = g else {
-            return Ok(match unconnected {
-                UnconnectedGradients::Zero => Some(ops::zeros(&out_shape, source.dtype())?),
-                UnconnectedGradients::None => None,
-            });
+            return Ok(Some(ops::zeros(&out_shape, target.dtype())?));
         };
         // g: (m, b) + source.shape[1:] → (b, m, s...) → (b,) + t[1:] + s[1:].
         let k = ss.len() - 1;
@@ -326,6 +360,20 @@ impl GradientTape {
         perm.extend(2..2 + k);
         let g = ops::transpose(&g, Some(&perm))?;
         Ok(Some(ops::reshape(&g, &out_shape)?))
+    }
+}
+
+/// A shape as TF's `TensorShape` prints it: `(2,)`, `(2, 3)`, `()`.
+fn tf_shape(s: &[usize]) -> String {
+    match s {
+        [d] => format!("({d},)"),
+        _ => format!(
+            "({})",
+            s.iter()
+                .map(|d| d.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
     }
 }
 

@@ -683,6 +683,60 @@ for _case, _idx, _axis, _shp in [
         case=_case,
     )
 
+def _np_batch_gather(x, idx, axis, b):
+    """TF's gather with batch_dims=b (the loop over the batch, for the reference)."""
+    idx = np.asarray(idx)
+    if b == 0:
+        return np.take(x, idx, axis=axis)
+    return np.stack([_np_batch_gather(x[k], idx[k], axis - 1, b - 1) for k in range(x.shape[0])])
+
+
+for _case, _idx, _axis, _b, _shp in [
+    ("batch1", [[2, 0, 2], [1, 1, 0]], None, 1, (2, 3)),
+    ("batch1_axis2", [[1, 0], [0, 0]], 2, 1, (2, 3, 2)),
+    ("batch2", [[[1], [0]], [[0], [1]]], None, 2, (2, 2, 2, 3)),
+    ("batch-1_axis2", [[1, 1], [0, 1], [1, 0]], 2, -1, (3, 2, 2)),
+]:
+    row(
+        "gather",
+        (lambda i, a, b: lambda x: gt.gather(x, i, axis=a, batch_dims=b))(_idx, _axis, _b),
+        (lambda i, a, b: lambda x: _np_batch_gather(
+            x, i, (b % np.asarray(i).ndim) if a is None else a, b % np.asarray(i).ndim
+        ))(_idx, _axis, _b),
+        [(_shp,)],
+        case=_case,
+    )
+
+for _case, _idx, _shp in [
+    ("vector_dups", [0, 2, 2, 4], (5, 3)),
+    ("matrix_ids", [[1, 0], [3, 1]], (4, 2)),
+    ("rows_of_vector", [2, 2], (3,)),
+]:
+    row(
+        "embedding_lookup",
+        (lambda i: lambda x: gt.nn.embedding_lookup(x, i))(_idx),
+        (lambda i: lambda x: np.take(x, i, axis=0))(_idx),
+        [(_shp,)],
+        case=_case,
+    )
+
+for _case, _reps, _axis, _shp in [
+    ("scalar_flat", 2, None, (2, 3)),
+    ("per_row", [2, 0, 1], 0, (3, 2)),
+    ("axis-1", [1, 3], -1, (2, 2)),
+]:
+    row(
+        "repeat",
+        (lambda r, a: lambda x: gt.repeat(x, r, axis=a))(_reps, _axis),
+        (lambda r, a: lambda x: np.repeat(x, r, axis=a))(_reps, _axis),
+        [(_shp,)],
+        case=_case,
+    )
+
+row("add_n", lambda x, y, z: gt.math.add_n([x, y, z]), lambda x, y, z: x + y + z,
+    [((), (), ()), ((2, 3), (2, 3), (2, 3)), ((0,), (0,), (0,))])
+row("add_n", lambda x: gt.math.add_n([x]), lambda x: x, [((3,),)], case="one")
+
 for _case, _idx, _shp in [
     ("elements_dups", [[0, 1], [2, 3], [0, 1]], (3, 4)),
     ("rows", [[1], [0], [1]], (2, 3)),
@@ -993,6 +1047,10 @@ DEDICATED = {"dropout": "test_dropout_gradient_is_mask_over_keep_prob"}
 NOT_OPS = [
     "custom_gradient", "gradient_override", "gradient_override_map",
     "function", "cond", "while_loop", "switch_case", "map_fn", "vectorized_map", "print",
+    # gradient utilities over the tape and custom_gradient (test_gradient_utils.py)
+    "recompute_grad", "grad_pass_through", "get_static_value",
+    # folds of a user function (test_backprop_tf.py: jacobians through foldl)
+    "foldl", "foldr",
 ]
 
 # Ops whose TF kernels take real dtypes only (TF 2.21 raises InvalidArgumentError or

@@ -105,7 +105,7 @@ def test_wrong_number_of_gradients_is_a_clear_error():
     with gt.GradientTape() as t:
         t.watch([a, b])
         y = f(a, b)
-    with pytest.raises(ValueError, match="expected 2"):
+    with pytest.raises(ValueError, match="expected to return 2 gradients, but returned 1"):
         t.gradient(y, [a, b])
 
 

@@ -820,3 +820,20 @@ def test_a_function_assigning_a_global_keeps_writing_the_module():
     assert float(g(gt.constant(1.0))) == 4.0
     assert float(g(gt.constant(5.0))) == 20.0
     assert CALLS == 1  # a Python side effect: once, while tracing, in this module
+
+
+def test_constant_folding_keeps_ops_on_a_watched_constant():
+    # Regression (issue 14, TF's test_foldl_pure_function): a constant made inside the
+    # function and watched by a tape there must not have its consumers folded away, or
+    # the gradient is None when the graph runs.
+    @gt.function
+    def f():
+        x = gt.zeros([3])
+        with gt.GradientTape(persistent=True) as tape:
+            tape.watch(x)
+            r = gt.reduce_sum(x[:2]) * 3.0
+        return tape.gradient(r, x), tape.jacobian(r, x)
+
+    for _ in range(2):
+        g, j = f()
+        assert g.numpy().tolist() == [3.0, 3.0, 0.0] and j.numpy().tolist() == [3.0, 3.0, 0.0]

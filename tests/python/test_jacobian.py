@@ -216,7 +216,7 @@ def test_jacobian_wrt_bias_broadcast_over_two_leading_axes(b_shape, pfor):
     rng = np.random.default_rng(12)
     x, s, b = rng.normal(size=(2, 3, 4)), rng.normal(size=(3, 4)), rng.normal(size=b_shape)
     tb = gt.constant(b)
-    with gt.GradientTape() as tape:
+    with gt.GradientTape(persistent=not pfor) as tape:
         tape.watch(tb)
         y = gt.tanh(gt.constant(x) * gt.constant(s) + tb)
     j = tape.jacobian(y, tb, experimental_use_pfor=pfor)
@@ -235,7 +235,7 @@ def test_batch_jacobian_of_a_biased_tanh_layer(pfor):
     rng = np.random.default_rng(13)
     x, w, b = rng.normal(size=(5, 3)), rng.normal(size=(3, 4)), rng.normal(size=(4,))
     tx = gt.constant(x)
-    with gt.GradientTape() as tape:
+    with gt.GradientTape(persistent=not pfor) as tape:
         tape.watch(tx)
         y = gt.tanh(gt.matmul(tx, gt.constant(w)) + gt.constant(b))
     jb = tape.batch_jacobian(y, tx, experimental_use_pfor=pfor)
@@ -251,7 +251,7 @@ def test_batch_jacobian_wrt_an_operand_broadcast_along_features(pfor):
     rng = np.random.default_rng(14)
     x, c = rng.normal(size=(5, 3)), rng.normal(size=(5, 1))
     tc = gt.constant(c)
-    with gt.GradientTape() as tape:
+    with gt.GradientTape(persistent=not pfor) as tape:
         tape.watch(tc)
         y = gt.constant(x) * tc + 1.0
     jb = tape.batch_jacobian(y, tc, experimental_use_pfor=pfor)
@@ -332,3 +332,17 @@ def test_hessian_of_a_squared_relu_layer_wrt_its_weights():
     h = outer.jacobian(g, tw)
     assert h.shape == (3, 4, 3, 4)
     np.testing.assert_allclose(h.numpy(), want, rtol=1e-12, atol=1e-13)
+
+
+@pytest.mark.parametrize("method", ["jacobian", "batch_jacobian"])
+def test_loop_on_a_non_persistent_tape_is_refused_as_in_tf(method):
+    # TF (eager): the row-by-row loop (experimental_use_pfor=False) needs a persistent
+    # tape; the refusal leaves the tape usable.
+    x = gt.constant([[1.0, 2.0]])
+    with gt.GradientTape() as tape:
+        tape.watch(x)
+        y = x * x
+    with pytest.raises(RuntimeError, match="persistent=True"):
+        getattr(tape, method)(y, x, experimental_use_pfor=False)
+    j = getattr(tape, method)(y, x).numpy()
+    assert j.reshape(2, 2).tolist() == [[2.0, 0.0], [0.0, 4.0]]

@@ -609,13 +609,24 @@ def test_failed_call_does_not_use_up_non_persistent_tape():
         t.gradient(y, "x", unconnected_gradients="zeros")
 
 
-def test_reentered_tape_stops_recording_with_the_outer_block():
+def test_reentering_an_active_tape_is_a_value_error_as_in_tf():
+    # TF's `_push_tape`: a tape still recording cannot be entered again; it can once
+    # it exited (or once a non-persistent tape's gradient stopped its recording).
     x = gt.constant(2.0)
     t = gt.GradientTape(persistent=True)
     with t:
-        with t:
-            t.watch(x)
+        t.watch(x)
+        with pytest.raises(ValueError, match="Tape is still recording"):
+            with t:
+                pass
         y = x * x
-    z = x * 3.0
-    assert t._num_nodes == 1
-    assert t.gradient(y, x).numpy() == 4.0 and t.gradient(z, x) is None
+    with t:
+        z = y * 3.0
+    assert t.gradient(z, x).numpy() == 12.0
+    u = gt.GradientTape()
+    with u:
+        u.watch(x)
+        w = x * x
+        assert u.gradient(w, x).numpy() == 4.0
+        with u:  # recording stopped by gradient: entering again is allowed
+            pass
