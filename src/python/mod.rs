@@ -8,6 +8,7 @@ pub(crate) mod convert;
 mod entry;
 pub(crate) mod errors;
 mod experimental;
+mod forward;
 pub(crate) mod expose;
 pub(crate) mod graph;
 mod index;
@@ -53,6 +54,7 @@ fn _gradtape(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<tensor::PyDType>()?;
     m.add_class::<variable::PyVariable>()?;
     m.add_class::<tape::PyTape>()?;
+    m.add_class::<forward::PyForwardAccumulator>()?;
     m.add_class::<convert::Storage>()?;
     m.add(
         "InvalidArgumentError",

@@ -143,7 +143,7 @@ impl PyDType {
 }
 
 /// An immutable n-dimensional value. TF equivalent: `tf.Tensor` (eager).
-#[pyclass(frozen, name = "Tensor", module = "gradtape")]
+#[pyclass(frozen, weakref, name = "Tensor", module = "gradtape")]
 pub struct PyTensor {
     pub t: Tensor,
 }
