@@ -74,9 +74,12 @@ def main():
         a = gt.autodiff.hessian_vector_product(f, x, v, mode="forward_over_reverse")
         b = gt.autodiff.hessian_vector_product(f, x, v, mode="reverse_over_reverse")
         np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-3, atol=1e-5)
-        fwd = _time(lambda: gt.autodiff.hessian_vector_product(f, x, v), reps)
+        fwd = _time(lambda f=f, x=x, v=v: gt.autodiff.hessian_vector_product(f, x, v), reps)
         rev = _time(
-            lambda: gt.autodiff.hessian_vector_product(f, x, v, mode="reverse_over_reverse"), reps
+            lambda f=f, x=x, v=v: gt.autodiff.hessian_vector_product(
+                f, x, v, mode="reverse_over_reverse"
+            ),
+            reps,
         )
         print(f"{name:<22} {fwd:>16.3f} {rev:>16.3f} {rev / fwd:>7.2f}")
 

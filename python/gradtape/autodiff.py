@@ -85,7 +85,7 @@ class ForwardAccumulator(_ForwardAccumulator):
             seen.add(id(p))
         self._watch(primals, tangents)
 
-    def __enter__(self) -> "ForwardAccumulator":
+    def __enter__(self) -> ForwardAccumulator:
         self._push()
         return self
 
@@ -325,8 +325,8 @@ def vjp(f: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[[Any], tupl
 
 def linearize(f: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..., Any]]:
     """``(f(*primals), f_jvp)`` where ``f_jvp(*tangents)`` returns ``J @ tangents`` at
-    ``primals``, for any number of tangents, without running ``f`` again. TF
-    equivalent: none; JAX's ``jax.linearize``, with the same return value.
+    ``primals``, for any number of tangents, without running ``f`` again.
+    TF equivalent: none; JAX's ``jax.linearize``, with the same return value.
 
     ``f`` runs once, with its backward pass recorded on a persistent tape; each
     ``f_jvp`` call is one backward pass through that recording (the VJP is linear, and
