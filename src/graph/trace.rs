@@ -596,7 +596,8 @@ pub(super) fn while_loop(
     // The loop's value on the example inputs, computed by the node itself.
     let mut args: Vec<Tensor> = vars.clone();
     args.extend(outer.iter().cloned());
-    let outs: Vec<Tensor> = paused(|| super::run_node(&node, &args))?
+    // A frame of its own: tapes and accumulators the body makes live there.
+    let outs: Vec<Tensor> = paused(|| super::tapes::with_frame(|| super::run_node(&node, &args)))?
         .iter()
         .map(crate::ops::identity)
         .collect::<Result<_>>()?;

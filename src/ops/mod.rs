@@ -148,9 +148,13 @@ pub trait Op: Send + Sync + 'static {
     /// dimensions away.
     fn vjp(&self, cx: &VjpCx<'_>, dys: &[Tensor]) -> Result<Grads>;
     /// Jacobian-vector product (forward mode): output tangents from input tangents
-    /// (`None` where an input has none), written with public ops like [`Op::vjp`].
-    /// `None` (the default): the op has no forward rule yet; forward mode derives one
-    /// from [`Op::vjp`] where it can, or reports the op.
+    /// (`None` where an input has none), written with public ops like [`Op::vjp`] (so
+    /// that outer tapes and accumulators see them: higher order, forward over reverse).
+    /// `cx` reads every input and output (all are kept for forward mode), and
+    /// `cx.needs(i)` is true where input `i` has a tangent. `None` (the default): forward
+    /// mode transposes [`Op::vjp`] (TF's generic rule, exact for any VJP written in
+    /// engine ops, at the cost of one VJP and one backward pass through it). Elementwise
+    /// ops return [`elementwise_jvp`]; linear ops apply themselves to the tangent.
     fn jvp(&self, cx: &VjpCx<'_>, tangents: &[Option<Tensor>]) -> Option<Result<Grads>> {
         let _ = (cx, tangents);
         None

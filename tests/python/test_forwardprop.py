@@ -697,3 +697,114 @@ def test_hessian_of_variables():
     # Loss = sum((x k + b - t)^2): H = 2 [x 1]^T [x 1].
     a = np.concatenate([x.numpy(), np.ones((2, 1), np.float32)], axis=1)
     np.testing.assert_allclose(full, 2 * a.T @ a, rtol=1e-6)
+
+
+# ----------------------------------------------------------------------------- functional forms
+def test_functional_jvp():
+    a, b = gt.constant([1.0, 2.0]), gt.constant([3.0, 4.0])
+    y, t = gt.autodiff.jvp(lambda a, b: a * b, (a, b), (gt.constant([1.0, 0.0]), gt.constant([0.0, 1.0])))
+    np.testing.assert_allclose(y.numpy(), [3.0, 8.0])
+    np.testing.assert_allclose(t.numpy(), [3.0, 2.0])
+    # One tensor is one argument; an output that does not depend on it gets zeros.
+    y, t = gt.autodiff.jvp(lambda x: (gt.sin(x), gt.constant(2.0)), a, gt.ones_like(a))
+    np.testing.assert_allclose(t[0].numpy(), np.cos([1.0, 2.0]), rtol=1e-6)
+    assert float(t[1]) == 0.0
+    with pytest.raises(TypeError):
+        gt.autodiff.jvp(3, (a,), (a,))
+    with pytest.raises(ValueError):
+        gt.autodiff.jvp(gt.sin, (a, b), (a,))
+
+
+def test_functional_vjp():
+    a, b = gt.constant([1.0, 2.0]), gt.constant([3.0, 4.0])
+    y, vjp_fn = gt.autodiff.vjp(lambda a, b: a * b, a, b)
+    np.testing.assert_allclose(y.numpy(), [3.0, 8.0])
+    for _ in range(2):  # any number of calls
+        ga, gb = vjp_fn(gt.constant([1.0, -1.0]))
+        np.testing.assert_allclose(ga.numpy(), [3.0, -4.0])
+        np.testing.assert_allclose(gb.numpy(), [1.0, -2.0])
+    _, vjp_fn = gt.autodiff.vjp(lambda a, b: a * 2.0, a, b)
+    ga, gb = vjp_fn(gt.ones_like(a))
+    np.testing.assert_allclose(gb.numpy(), [0.0, 0.0])
+
+
+def test_functional_linearize_matches_jvp():
+    rng = np.random.default_rng(3)
+    x = gt.constant(rng.standard_normal((3, 4)))
+    w = gt.constant(rng.standard_normal((4, 2)))
+
+    def f(x, w):
+        return gt.tanh(x @ w), gt.reduce_sum(x)
+
+    y, f_jvp = gt.autodiff.linearize(f, x, w)
+    for _ in range(3):
+        tx = gt.constant(rng.standard_normal((3, 4)))
+        tw = gt.constant(rng.standard_normal((4, 2)))
+        got = f_jvp(tx, tw)
+        _, want = gt.autodiff.jvp(f, (x, w), (tx, tw))
+        np.testing.assert_allclose(got[0].numpy(), want[0].numpy(), rtol=1e-10)
+        np.testing.assert_allclose(float(got[1]), float(want[1]), rtol=1e-10)
+    with pytest.raises(ValueError):
+        f_jvp(tx)
+
+
+@pytest.mark.parametrize("mode", ["forward_over_reverse", "reverse_over_reverse"])
+def test_hessian_vector_product_modes(mode):
+    x = gt.constant([1.0, 2.0, 3.0], dtype=gt.float64)
+    v = gt.constant([3.0, 4.0, 5.0], dtype=gt.float64)
+    got = gt.autodiff.hessian_vector_product(_tanh_prod, x, v, mode=mode)
+    want = gt.autodiff.hessian(_tanh_prod, x).numpy() @ v.numpy()
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-10)
+    # f independent of x: zeros.
+    z = gt.autodiff.hessian_vector_product(lambda x: gt.constant(1.0, dtype=gt.float64), x, v, mode=mode)
+    np.testing.assert_array_equal(z.numpy(), [0.0, 0.0, 0.0])
+
+
+def test_hessian_vector_product_bad_mode():
+    with pytest.raises(ValueError, match="mode"):
+        gt.autodiff.hessian_vector_product(gt.sin, gt.constant([1.0]), gt.constant([1.0]), mode="sideways")
+
+
+def _vectorized_hessian(f, x, use_pfor):
+    """TF's ``_forward_over_back_hessian`` with ``map_fn`` or ``vectorized_map`` over
+    one-hot tangents: an accumulator and a tape inside the mapped function."""
+    n = int(np.prod(x.shape))
+
+    def row(i):
+        (h,) = _hvp(f, [x], [gt.reshape(gt.one_hot(i, n), x.shape)])
+        return h
+
+    if use_pfor:
+        return gt.vectorized_map(row, gt.range(n))
+    return gt.map_fn(row, gt.range(n), dtype=gt.float32)
+
+
+@pytest.mark.parametrize("use_pfor", [True, False], ids=["vectorized_map", "map_fn"])
+@pytest.mark.parametrize("traced", [True, False], ids=["function", "eager"])
+def test_hessian_with_mapped_accumulators(use_pfor, traced):
+    mat_value = np.array([[1.0, 2.0], [0.5, -1.0]], np.float32)
+    mat = gt.Variable(mat_value)
+
+    def f(x):
+        return gt.reduce_sum(x[:, None] * mat * x[None, :])
+
+    def hess():
+        return _vectorized_hessian(f, gt.constant([1.0, 2.0]), use_pfor)
+
+    got = (gt.function(hess) if traced else hess)()
+    np.testing.assert_allclose(got.numpy(), mat_value + mat_value.T)
+
+
+def test_tape_in_map_fn_inside_function():
+    # A tape made inside a loop body of a traced function (found with forward mode: the
+    # trace's example run of the loop had no frame for the tapes it makes).
+    x = gt.constant([1.0, 2.0])
+
+    def row(i):
+        with gt.GradientTape() as tape:
+            tape.watch(x)
+            y = gt.reduce_sum(x * x * gt.cast(i, gt.float32))
+        return tape.gradient(y, x)
+
+    got = gt.function(lambda: gt.map_fn(row, gt.range(2), dtype=gt.float32))()
+    np.testing.assert_allclose(got.numpy(), [[0.0, 0.0], [2.0, 4.0]])
