@@ -136,7 +136,12 @@ pub(super) fn fold_constants(g: &Graph) -> Result<Graph> {
 fn starts_recording(name: &str) -> bool {
     matches!(
         name,
-        "TapeStart" | "TapeWatch" | "TapeResume" | "TapeReset" | "AccumulatorStart" | "AccumulatorWatch"
+        "TapeStart"
+            | "TapeWatch"
+            | "TapeResume"
+            | "TapeReset"
+            | "AccumulatorStart"
+            | "AccumulatorWatch"
     )
 }
 

@@ -116,15 +116,16 @@ fn slot_acc(slot: usize) -> Result<ForwardAccumulator> {
             .last()
             .and_then(|f| f.get(slot).cloned().flatten())
             .ok_or_else(|| {
-                Error::Internal(format!("graph accumulator slot {slot} used before its Start"))
+                Error::Internal(format!(
+                    "graph accumulator slot {slot} used before its Start"
+                ))
             })
     })
 }
 
 /// A use of a forward accumulator when the graph runs: the run's accumulator and the
 /// node's inputs.
-pub type AccCall =
-    Box<dyn Fn(&ForwardAccumulator, &[Tensor]) -> Result<Vec<Tensor>> + Send + Sync>;
+pub type AccCall = Box<dyn Fn(&ForwardAccumulator, &[Tensor]) -> Result<Vec<Tensor>> + Send + Sync>;
 
 /// What a traced function did with a forward accumulator.
 pub enum AccUse {

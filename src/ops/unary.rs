@@ -497,7 +497,13 @@ impl Op for Identity {
         "Identity"
     }
     fn jvp(&self, _cx: &VjpCx<'_>, tangents: &[Option<Tensor>]) -> Option<Result<Grads>> {
-        Some(tangents[0].as_ref().map(identity).transpose().map(|t| grads![t]))
+        Some(
+            tangents[0]
+                .as_ref()
+                .map(identity)
+                .transpose()
+                .map(|t| grads![t]),
+        )
     }
     fn saves(&self) -> Saves {
         Saves::NOTHING

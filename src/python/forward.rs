@@ -144,8 +144,7 @@ impl PyForwardAccumulator {
             AccUse::Call(Box::new(move |acc, xs| {
                 let t = f(acc, xs).ok_or_else(|| {
                     crate::error::Error::Internal(
-                        "a JVP found when the function was traced is missing when it runs"
-                            .into(),
+                        "a JVP found when the function was traced is missing when it runs".into(),
                     )
                 })?;
                 Ok(vec![t])

@@ -96,7 +96,12 @@ impl Default for ForwardAccumulator {
 }
 
 /// The tangent for `primal`, checked: same shape, same dtype.
-fn check_tangent(what: &'static str, shape: &[usize], dtype: crate::DType, tangent: &Tensor) -> Result<()> {
+fn check_tangent(
+    what: &'static str,
+    shape: &[usize],
+    dtype: crate::DType,
+    tangent: &Tensor,
+) -> Result<()> {
     if tangent.dtype() != dtype {
         return Err(Error::dtype_mismatch(what, dtype, tangent.dtype()));
     }
@@ -129,7 +134,12 @@ impl ForwardAccumulator {
     /// adds the tangents (TF's rule). A primal of a non-differentiable dtype (integer,
     /// bool) is not watched: its JVPs are `None`, as in TF.
     pub fn watch(&self, primal: &Tensor, tangent: &Tensor) -> Result<()> {
-        check_tangent("ForwardAccumulator", primal.shape(), primal.dtype(), tangent)?;
+        check_tangent(
+            "ForwardAccumulator",
+            primal.shape(),
+            primal.dtype(),
+            tangent,
+        )?;
         self.watch_id(primal.id(), primal.dtype(), tangent)
     }
 
@@ -314,7 +324,11 @@ pub(crate) fn jvp_by_transpose(
             )));
         }
         let mut out: SmallVec<[(Tensor, Tensor); 2]> = SmallVec::new();
-        for ((g, slot), (need, t)) in gs.into_iter().zip(&node.inputs).zip(needs.iter().zip(tangents)) {
+        for ((g, slot), (need, t)) in gs
+            .into_iter()
+            .zip(&node.inputs)
+            .zip(needs.iter().zip(tangents))
+        {
             let (Some(g), true, Some(t)) = (g, *need, t) else {
                 continue;
             };
