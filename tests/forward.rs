@@ -45,7 +45,7 @@ fn a_failing_rule_is_an_error_of_the_op() {
     let r = custom_gradient(
         &[&x],
         |xs| Ok(vec![xs[0].clone()]),
-        |_, _, _| Err(Error::invalid("grad", "refused")),
+        |_, _, _| Err(Error::Type("refused".into())),
     );
     assert!(r.is_err());
 }

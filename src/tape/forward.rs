@@ -2,7 +2,7 @@
 //!
 //! TF equivalent: `tf.autodiff.ForwardAccumulator`. An accumulator maps tensor ids to
 //! tangents. While it is active on a thread (it shares the tapes' stack, see
-//! [`super::stack`]), every op with a tangent for one of its inputs gets tangents for
+//! `tape::stack`), every op with a tangent for one of its inputs gets tangents for
 //! its outputs at once: from the op's [`Op::jvp`] when it has one, otherwise by
 //! transposing its VJP (TF's generic rule). Tangents are computed with engine ops while
 //! only the tapes and accumulators entered *before* this one are active, so those record
