@@ -153,7 +153,7 @@ pub fn record_custom(
         },
         &all,
         &out_refs,
-    );
+    )?;
     Ok(outs)
 }
 

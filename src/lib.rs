@@ -103,7 +103,7 @@ pub use dtype::DType;
 pub use error::{Error, Result};
 /// The float16 element type ([`DType::F16`]), re-exported from the `half` crate.
 pub use half::f16;
-pub use tape::{GradientTape, Source, UnconnectedGradients};
+pub use tape::{ForwardAccumulator, GradientTape, Source, UnconnectedGradients};
 pub use tensor::{Data, Tensor, TensorId};
 pub use variable::Variable;
 

@@ -198,7 +198,7 @@ pub(super) fn run(chain: &Arc<Chain>, xs: &[Tensor]) -> Result<Option<Tensor>> {
         },
         &refs,
         &[&out],
-    );
+    )?;
     Ok(Some(out))
 }
 

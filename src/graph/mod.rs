@@ -32,7 +32,7 @@ use crate::error::{Error, Result};
 use crate::tensor::Tensor;
 use crate::variable::Variable;
 
-pub use tapes::{record_tape_use, TapeUse};
+pub use tapes::{record_acc_use, record_tape_use, AccCall, AccUse, TapeUse};
 pub use trace::{
     apply, apply_stateful, constant, is_tracing, lookup, note_shape_read, paused, record_effect,
     trace, trace_subgraph, Traced,

@@ -144,8 +144,23 @@ pub(super) fn fold_constants(g: &Graph) -> Result<Graph> {
     Ok(rebuild(&out, |i| !drop[i]))
 }
 
+/// Whether a traced effect makes a tape or forward accumulator record what follows
+/// (their nodes are named after `graph::record_tape_use` / `record_acc_use` calls).
+fn starts_recording(name: &str) -> bool {
+    matches!(
+        name,
+        "TapeStart"
+            | "TapeWatch"
+            | "TapeResume"
+            | "TapeReset"
+            | "AccumulatorStart"
+            | "AccumulatorWatch"
+    )
+}
+
 /// Merges calls with the same name, key and inputs (stateless, keyed ones only): later
-/// copies read the first one's outputs.
+/// copies read the first one's outputs, unless a tape or accumulator started recording
+/// in between (the later copy must run again for it to see it).
 pub(super) fn merge_common(g: &Graph) -> Graph {
     let mut seen: HashMap<(String, String, Vec<Value>), u32> = HashMap::new();
     let mut same: Vec<Option<u32>> = vec![None; g.nodes.len()];
@@ -162,6 +177,11 @@ pub(super) fn merge_common(g: &Graph) -> Graph {
         inputs.iter_mut().for_each(|v| resolve(v, &same));
         out.nodes[i].inputs = inputs.clone();
         let n: &Node = &out.nodes[i];
+        if n.stateful && starts_recording(&n.name) {
+            // A tape or accumulator that starts (or starts watching) here must see the
+            // ops after it run again, not read an earlier copy it never saw.
+            seen.clear();
+        }
         if n.stateful || !matches!(n.kind, Kind::Call(_)) {
             continue;
         }

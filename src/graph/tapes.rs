@@ -11,11 +11,13 @@ use std::cell::RefCell;
 
 use super::trace;
 use crate::error::{Error, Result};
-use crate::tape::GradientTape;
+use crate::tape::{ForwardAccumulator, GradientTape};
 use crate::tensor::Tensor;
 
 thread_local! {
     static FRAMES: RefCell<Vec<Vec<Option<GradientTape>>>> = const { RefCell::new(Vec::new()) };
+    /// The forward accumulators of each run, by slot (as the tapes).
+    static ACC_FRAMES: RefCell<Vec<Vec<Option<ForwardAccumulator>>>> = const { RefCell::new(Vec::new()) };
 }
 
 /// Runs `f` (a top-level graph run) with a frame of tape slots of its own.
@@ -29,9 +31,14 @@ pub(super) fn with_frame<R>(f: impl FnOnce() -> R) -> R {
             for t in frame.into_iter().flatten().flatten() {
                 t.exit();
             }
+            let accs = ACC_FRAMES.with(|s| s.borrow_mut().pop());
+            for a in accs.into_iter().flatten().flatten() {
+                a.exit();
+            }
         }
     }
     FRAMES.with(|s| s.borrow_mut().push(Vec::new()));
+    ACC_FRAMES.with(|s| s.borrow_mut().push(Vec::new()));
     let _pop = Pop;
     f()
 }
@@ -106,6 +113,77 @@ pub fn record_tape_use(
             Ok(Vec::new())
         }),
         TapeUse::Call(f) => std::sync::Arc::new(move |xs: &[Tensor]| f(&slot_tape(slot)?, xs)),
+    };
+    trace::push_effect(name, f, inputs, outputs)
+}
+
+fn slot_acc(slot: usize) -> Result<ForwardAccumulator> {
+    ACC_FRAMES.with(|s| {
+        s.borrow()
+            .last()
+            .and_then(|f| f.get(slot).cloned().flatten())
+            .ok_or_else(|| {
+                Error::Internal(format!(
+                    "graph accumulator slot {slot} used before its Start"
+                ))
+            })
+    })
+}
+
+/// A use of a forward accumulator when the graph runs: the run's accumulator and the
+/// node's inputs.
+pub type AccCall = Box<dyn Fn(&ForwardAccumulator, &[Tensor]) -> Result<Vec<Tensor>> + Send + Sync>;
+
+/// What a traced function did with a forward accumulator.
+pub enum AccUse {
+    /// Created it: the run makes a new, empty accumulator.
+    New,
+    /// Entered it (`with acc:`).
+    Start,
+    /// Left it.
+    Exit,
+    /// Any other use (a watch, a jvp): run `f` with the run's accumulator.
+    Call(AccCall),
+}
+
+/// Records a use of `acc` in the current trace (nothing when not tracing); `outputs`
+/// are the values the use gave during the trace. An accumulator used in a trace gets a
+/// new accumulator on every run, as a tape does.
+pub fn record_acc_use(
+    name: &str,
+    acc: &ForwardAccumulator,
+    what: AccUse,
+    inputs: &[&Tensor],
+    outputs: &[Tensor],
+) -> Result<()> {
+    if !trace::is_tracing() {
+        return Ok(());
+    }
+    let slot = trace::tape_slot(acc.key());
+    let f: super::Forward = match what {
+        AccUse::New => std::sync::Arc::new(move |_: &[Tensor]| {
+            ACC_FRAMES.with(|s| {
+                let mut s = s.borrow_mut();
+                let frame = s
+                    .last_mut()
+                    .ok_or_else(|| Error::Internal("a graph accumulator outside a run".into()))?;
+                if frame.len() <= slot {
+                    frame.resize(slot + 1, None);
+                }
+                frame[slot] = Some(ForwardAccumulator::new());
+                Ok::<_, Error>(())
+            })?;
+            Ok(Vec::new())
+        }),
+        AccUse::Start => std::sync::Arc::new(move |_: &[Tensor]| {
+            slot_acc(slot)?.start()?;
+            Ok(Vec::new())
+        }),
+        AccUse::Exit => std::sync::Arc::new(move |_: &[Tensor]| {
+            slot_acc(slot)?.exit();
+            Ok(Vec::new())
+        }),
+        AccUse::Call(f) => std::sync::Arc::new(move |xs: &[Tensor]| f(&slot_acc(slot)?, xs)),
     };
     trace::push_effect(name, f, inputs, outputs)
 }

@@ -506,8 +506,12 @@ pub(super) fn cond(
     let mut inputs: Vec<&Tensor> = vec![pred];
     inputs.extend(outer.iter());
     // The value the trace goes on with is the taken branch's: give the node's outputs
-    // fresh identities so the trace maps them to the node.
-    let outs: Vec<Tensor> = taken.iter().map(|t| t.fresh()).collect();
+    // fresh identities so the trace maps them to the node, through an identity op so
+    // that active tapes and accumulators link them to the branch's values.
+    let outs: Vec<Tensor> = taken
+        .iter()
+        .map(crate::ops::identity)
+        .collect::<Result<_>>()?;
     let n = outs.len();
     push_node(
         |ins| Node {
@@ -592,10 +596,11 @@ pub(super) fn while_loop(
     // The loop's value on the example inputs, computed by the node itself.
     let mut args: Vec<Tensor> = vars.clone();
     args.extend(outer.iter().cloned());
-    let outs: Vec<Tensor> = paused(|| super::run_node(&node, &args))?
-        .into_iter()
-        .map(|t| t.fresh())
-        .collect();
+    // A frame of its own: tapes and accumulators the body makes live there.
+    let outs: Vec<Tensor> = paused(|| super::tapes::with_frame(|| super::run_node(&node, &args)))?
+        .iter()
+        .map(crate::ops::identity)
+        .collect::<Result<_>>()?;
     let mut inputs: Vec<&Tensor> = vars.iter().collect();
     inputs.extend(outer.iter());
     push_node(

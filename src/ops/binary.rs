@@ -34,6 +34,9 @@ pub fn add(x: &Tensor, y: &Tensor) -> Result<Tensor> {
 }
 struct Add;
 impl Op for Add {
+    fn jvp(&self, cx: &VjpCx<'_>, tangents: &[Option<Tensor>]) -> Option<Result<Grads>> {
+        super::elementwise_jvp(cx, tangents)
+    }
     fn batched(&self) -> bool {
         true
     }
@@ -59,6 +62,9 @@ pub fn subtract(x: &Tensor, y: &Tensor) -> Result<Tensor> {
 }
 struct Sub;
 impl Op for Sub {
+    fn jvp(&self, cx: &VjpCx<'_>, tangents: &[Option<Tensor>]) -> Option<Result<Grads>> {
+        super::elementwise_jvp(cx, tangents)
+    }
     fn batched(&self) -> bool {
         true
     }
@@ -90,6 +96,9 @@ pub fn mul(x: &Tensor, y: &Tensor) -> Result<Tensor> {
 }
 struct Mul;
 impl Op for Mul {
+    fn jvp(&self, cx: &VjpCx<'_>, tangents: &[Option<Tensor>]) -> Option<Result<Grads>> {
+        super::elementwise_jvp(cx, tangents)
+    }
     fn batched(&self) -> bool {
         true
     }
@@ -127,6 +136,9 @@ pub fn multiply_no_nan(x: &Tensor, y: &Tensor) -> Result<Tensor> {
 }
 struct MulNoNan;
 impl Op for MulNoNan {
+    fn jvp(&self, cx: &VjpCx<'_>, tangents: &[Option<Tensor>]) -> Option<Result<Grads>> {
+        super::elementwise_jvp(cx, tangents)
+    }
     fn batched(&self) -> bool {
         true
     }
@@ -170,6 +182,9 @@ pub fn truediv(x: &Tensor, y: &Tensor) -> Result<Tensor> {
 }
 struct Div;
 impl Op for Div {
+    fn jvp(&self, cx: &VjpCx<'_>, tangents: &[Option<Tensor>]) -> Option<Result<Grads>> {
+        super::elementwise_jvp(cx, tangents)
+    }
     fn batched(&self) -> bool {
         true
     }
@@ -262,6 +277,9 @@ pub fn mod_(x: &Tensor, y: &Tensor) -> Result<Tensor> {
 }
 struct FloorMod;
 impl Op for FloorMod {
+    fn jvp(&self, cx: &VjpCx<'_>, tangents: &[Option<Tensor>]) -> Option<Result<Grads>> {
+        super::elementwise_jvp(cx, tangents)
+    }
     fn batched(&self) -> bool {
         true
     }
@@ -330,6 +348,9 @@ pub fn pow(x: &Tensor, y: &Tensor) -> Result<Tensor> {
 }
 struct Pow;
 impl Op for Pow {
+    fn jvp(&self, cx: &VjpCx<'_>, tangents: &[Option<Tensor>]) -> Option<Result<Grads>> {
+        super::elementwise_jvp(cx, tangents)
+    }
     fn batched(&self) -> bool {
         true
     }
@@ -398,6 +419,9 @@ struct MinMax {
     max: bool,
 }
 impl Op for MinMax {
+    fn jvp(&self, cx: &VjpCx<'_>, tangents: &[Option<Tensor>]) -> Option<Result<Grads>> {
+        super::elementwise_jvp(cx, tangents)
+    }
     fn batched(&self) -> bool {
         true
     }
@@ -445,6 +469,9 @@ pub fn atan2(y: &Tensor, x: &Tensor) -> Result<Tensor> {
 }
 struct Atan2;
 impl Op for Atan2 {
+    fn jvp(&self, cx: &VjpCx<'_>, tangents: &[Option<Tensor>]) -> Option<Result<Grads>> {
+        super::elementwise_jvp(cx, tangents)
+    }
     fn batched(&self) -> bool {
         true
     }

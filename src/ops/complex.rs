@@ -27,7 +27,7 @@ pub fn complex(real: &Tensor, imag: &Tensor) -> Result<Tensor> {
         (p, _) => return Err(Error::unsupported("Complex", p.dtype())),
     };
     let out = Tensor::new(out);
-    record(MakeComplex, &[real, imag], &[&out]);
+    record(MakeComplex, &[real, imag], &[&out])?;
     Ok(out)
 }
 struct MakeComplex;
@@ -105,7 +105,7 @@ pub fn complex_abs(x: &Tensor) -> Result<Tensor> {
         d => return Err(Error::unsupported("ComplexAbs", d.dtype())),
     };
     let out = Tensor::new(out);
-    record(ComplexAbs, &[x], &[&out]);
+    record(ComplexAbs, &[x], &[&out])?;
     Ok(out)
 }
 struct ComplexAbs;

@@ -73,7 +73,7 @@ pub fn concat(values: &[Tensor], axis: isize) -> Result<Tensor> {
     ));
     let sizes: Vec<usize> = values.iter().map(|v| v.shape()[ax]).collect();
     let inputs: Vec<&Tensor> = values.iter().collect();
-    record(Concat { axis: ax, sizes }, &inputs, &[&out]);
+    record(Concat { axis: ax, sizes }, &inputs, &[&out])?;
     Ok(out)
 }
 struct Concat {

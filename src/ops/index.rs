@@ -200,7 +200,7 @@ pub fn strided_slice(x: &Tensor, index: &[Index]) -> Result<Tensor> {
     let elems = resolve(index, x.shape())?;
     let si = info(&elems)?;
     let out = Tensor::new(map_same!(x.data(), a => sliced(a, &si)?));
-    record(StridedSlice { elems }, &[x], &[&out]);
+    record(StridedSlice { elems }, &[x], &[&out])?;
     Ok(out)
 }
 struct StridedSlice {
@@ -263,7 +263,7 @@ impl Op for SliceScatter {
         let elems = with_batch(&self.elems, cx.batch());
         let si = info(&elems)?;
         let out = Tensor::new(map_same!(dys[0].data(), a => sliced(a, &si)?));
-        record(StridedSlice { elems }, &[&dys[0]], &[&out]);
+        record(StridedSlice { elems }, &[&dys[0]], &[&out])?;
         Ok(grads![Some(out)])
     }
 }

@@ -187,7 +187,7 @@ pub fn slogdet(x: &Tensor) -> Result<(Tensor, Tensor)> {
         };
     }
     let (s, l) = go!(F32, F64, C64, C128);
-    crate::ops::record(LogMatrixDeterminant, &[x], &[&s, &l]);
+    crate::ops::record(LogMatrixDeterminant, &[x], &[&s, &l])?;
     Ok((s, l))
 }
 

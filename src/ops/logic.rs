@@ -102,11 +102,14 @@ pub fn where_(condition: &Tensor, x: &Tensor, y: &Tensor) -> Result<Tensor> {
     }
     let out = select!(F16, F32, F64, I8, I16, I32, I64, U8, U16, U32, U64, Bool, C64, C128);
     let out = Tensor::new(out);
-    record(Select, &[condition, x, y], &[&out]);
+    record(Select, &[condition, x, y], &[&out])?;
     Ok(out)
 }
 struct Select;
 impl Op for Select {
+    fn jvp(&self, cx: &VjpCx<'_>, tangents: &[Option<Tensor>]) -> Option<Result<Grads>> {
+        super::elementwise_jvp(cx, tangents)
+    }
     fn batched(&self) -> bool {
         true
     }

@@ -37,6 +37,24 @@ struct MatMul {
     tb: bool,
 }
 impl Op for MatMul {
+    fn jvp(&self, cx: &VjpCx<'_>, tangents: &[Option<Tensor>]) -> Option<Result<Grads>> {
+        // Bilinear: d(a b) = da b + a db (with the same transposes).
+        let go = || -> Result<Grads> {
+            let mut out: Option<Tensor> = None;
+            if let Some(ta) = &tangents[0] {
+                out = Some(matmul_t(ta, cx.input(1)?, self.ta, self.tb)?);
+            }
+            if let Some(tb) = &tangents[1] {
+                let p = matmul_t(cx.input(0)?, tb, self.ta, self.tb)?;
+                out = Some(match out {
+                    Some(o) => crate::ops::add(&o, &p)?,
+                    None => p,
+                });
+            }
+            Ok(grads![out])
+        };
+        Some(go())
+    }
     fn batched(&self) -> bool {
         true
     }

@@ -148,9 +148,13 @@ pub trait Op: Send + Sync + 'static {
     /// dimensions away.
     fn vjp(&self, cx: &VjpCx<'_>, dys: &[Tensor]) -> Result<Grads>;
     /// Jacobian-vector product (forward mode): output tangents from input tangents
-    /// (`None` where an input has none), written with public ops like [`Op::vjp`].
-    /// `None` (the default): the op has no forward rule yet; forward mode derives one
-    /// from [`Op::vjp`] where it can, or reports the op.
+    /// (`None` where an input has none), written with public ops like [`Op::vjp`] (so
+    /// that outer tapes and accumulators see them: higher order, forward over reverse).
+    /// `cx` reads every input and output (all are kept for forward mode), and
+    /// `cx.needs(i)` is true where input `i` has a tangent. `None` (the default): forward
+    /// mode transposes [`Op::vjp`] (TF's generic rule, exact for any VJP written in
+    /// engine ops, at the cost of one VJP and one backward pass through it). Elementwise
+    /// ops return [`elementwise_jvp`]; linear ops apply themselves to the tangent.
     fn jvp(&self, cx: &VjpCx<'_>, tangents: &[Option<Tensor>]) -> Option<Result<Grads>> {
         let _ = (cx, tangents);
         None
@@ -185,6 +189,26 @@ pub struct VjpCx<'a> {
 impl<'a> VjpCx<'a> {
     pub(crate) fn new(node: &'a Node, needs: &'a [bool], batch: usize) -> Self {
         VjpCx { node, needs, batch }
+    }
+    /// The same node with other inputs wanted.
+    pub fn with_needs<'b>(&'b self, needs: &'b [bool]) -> VjpCx<'b> {
+        VjpCx {
+            node: self.node,
+            needs,
+            batch: self.batch,
+        }
+    }
+    /// The node's op (its rule, or the override that replaced it).
+    pub(crate) fn op(&self) -> &dyn Op {
+        &*self.node.op
+    }
+    /// Number of outputs.
+    pub fn num_outputs(&self) -> usize {
+        self.node.outputs.len()
+    }
+    /// Dtype of output `i`.
+    pub fn output_dtype(&self, i: usize) -> DType {
+        self.node.outputs[i].dtype
     }
     /// Number of leading batch dimensions on the output gradients (0 outside
     /// `jacobian`).
@@ -241,6 +265,51 @@ impl<'a> VjpCx<'a> {
 /// Runs the gradient rule of a node (or the override registered for its op type).
 pub(crate) fn run_vjp(cx: &VjpCx<'_>, dys: &[Tensor]) -> Result<Grads> {
     cx.node.op.vjp(cx, dys)
+}
+
+/// The forward rule of an elementwise op (one output, inputs broadcast to it), from its
+/// VJP: its Jacobian for each input is a diagonal scaling after broadcasting, so for
+/// real dtypes `J_i t_i` is the VJP's output-shaped gradient for `dy = broadcast(t_i)`.
+/// `None` (use the generic rule) for complex dtypes (the VJP conjugates) and when the
+/// rule does not give an output-shaped gradient.
+pub fn elementwise_jvp(cx: &VjpCx<'_>, tangents: &[Option<Tensor>]) -> Option<Result<Grads>> {
+    if cx.num_outputs() != 1 || !cx.output_dtype(0).is_floating() {
+        return None;
+    }
+    if (0..cx.num_inputs()).any(|i| tangents[i].is_some() && !cx.input_dtype(i).is_floating()) {
+        return None;
+    }
+    let go = || -> Result<Option<Tensor>> {
+        let out_shape = cx.output_shape(0).to_vec();
+        let mut acc: Option<Tensor> = None;
+        for (i, t) in tangents.iter().enumerate() {
+            let Some(t) = t else { continue };
+            let mut needs = vec![false; cx.num_inputs()];
+            needs[i] = true;
+            let dy = if t.shape() == out_shape.as_slice() {
+                t.clone()
+            } else {
+                broadcast_to(t, &out_shape)?
+            };
+            let g = cx.op().vjp(&cx.with_needs(&needs), &[dy])?;
+            let Some(Some(g)) = g.into_iter().nth(i) else {
+                continue;
+            };
+            if g.shape() != out_shape.as_slice() {
+                return Ok(None);
+            }
+            acc = Some(match acc {
+                None => g,
+                Some(a) => add(&a, &g)?,
+            });
+        }
+        Ok(acc)
+    };
+    match go() {
+        Ok(Some(t)) => Some(Ok(grads![Some(t)])),
+        Ok(None) => None,
+        Err(e) => Some(Err(e)),
+    }
 }
 
 /// `Grads` from a list of `Option<Tensor>` expressions.
@@ -303,14 +372,14 @@ pub(crate) use fused_grad;
 
 #[inline]
 pub(crate) fn unary_out<O: Op>(op: O, x: &Tensor, out: Tensor) -> Result<Tensor> {
-    record(op, &[x], &[&out]);
+    record(op, &[x], &[&out])?;
     Ok(out)
 }
 
 /// Records a two-input, single-output op; returns the output.
 #[inline]
 pub(crate) fn binary_out<O: Op>(op: O, x: &Tensor, y: &Tensor, out: Tensor) -> Result<Tensor> {
-    record(op, &[x, y], &[&out]);
+    record(op, &[x, y], &[&out])?;
     Ok(out)
 }
 

@@ -25,6 +25,9 @@ pub fn relu6(x: &Tensor) -> Result<Tensor> {
 }
 struct Relu6;
 impl Op for Relu6 {
+    fn jvp(&self, cx: &VjpCx<'_>, tangents: &[Option<Tensor>]) -> Option<Result<Grads>> {
+        super::elementwise_jvp(cx, tangents)
+    }
     fn name(&self) -> &'static str {
         "Relu6"
     }
@@ -71,6 +74,9 @@ pub fn selu(x: &Tensor) -> Result<Tensor> {
 }
 struct Selu;
 impl Op for Selu {
+    fn jvp(&self, cx: &VjpCx<'_>, tangents: &[Option<Tensor>]) -> Option<Result<Grads>> {
+        super::elementwise_jvp(cx, tangents)
+    }
     fn name(&self) -> &'static str {
         "Selu"
     }
@@ -105,6 +111,9 @@ struct LeakyRelu {
     alpha: f64,
 }
 impl Op for LeakyRelu {
+    fn jvp(&self, cx: &VjpCx<'_>, tangents: &[Option<Tensor>]) -> Option<Result<Grads>> {
+        super::elementwise_jvp(cx, tangents)
+    }
     fn name(&self) -> &'static str {
         "LeakyRelu"
     }
@@ -138,7 +147,7 @@ fn softmax_last(x: &Tensor, log: bool) -> Result<Tensor> {
     let op = if log { "LogSoftmax" } else { "Softmax" };
     let out =
         Tensor::new(map_dtypes!(op, x.data(), [F32, F64] via [F16], a => softmax_kernel(a, log)?));
-    record(Softmax { log }, &[x], &[&out]);
+    record(Softmax { log }, &[x], &[&out])?;
     Ok(out)
 }
 
@@ -234,7 +243,7 @@ pub fn softmax_cross_entropy_with_logits(
             crate::kernels::reduce::sum_axes(&ls.into_shared(), &[last], false)?
         }),
     );
-    record(SoftmaxXent, &[&lg, &lb], &[&out]);
+    record(SoftmaxXent, &[&lg, &lb], &[&out])?;
     Ok(out)
 }
 struct SoftmaxXent;

@@ -70,13 +70,20 @@ pub fn reduce_sum(x: &Tensor, axis: Option<&[isize]>, keepdims: bool) -> Result<
             map_dtypes!("Sum", x.data(), [F32, F64, I32, I64, U64, C64, C128] via [F16, I8, I16, U8, U16, U32], a => sum_axes(a, &axes, keepdims)?),
         )
     };
-    record(Sum { axes }, &[x], &[&out]);
+    record(Sum { axes }, &[x], &[&out])?;
     Ok(out)
 }
 struct Sum {
     axes: Vec<usize>,
 }
 impl Op for Sum {
+    fn jvp(&self, cx: &VjpCx<'_>, tangents: &[Option<Tensor>]) -> Option<Result<Grads>> {
+        // Linear: the tangent is summed the same way.
+        let t = tangents[0].as_ref()?;
+        let axes: Vec<isize> = self.axes.iter().map(|&a| a as isize).collect();
+        let go = || reshape(&reduce_sum(t, Some(&axes), false)?, cx.output_shape(0));
+        Some(go().map(|t| grads![Some(t)]))
+    }
     fn batched(&self) -> bool {
         true
     }
@@ -124,7 +131,7 @@ pub fn reduce_mean(x: &Tensor, axis: Option<&[isize]>, keepdims: bool) -> Result
     let m = map_pair!("Mean", s.data(), nn.data(), [F32, F64, C64, C128], a, b =>
         crate::kernels::elementwise::zip("Mean", a, b, |p, q| p / q)?);
     let out = Tensor::new(crate::ops::narrow(m, x.dtype())?);
-    record(Mean { axes, n }, &[x], &[&out]);
+    record(Mean { axes, n }, &[x], &[&out])?;
     Ok(out)
 }
 /// `a / n` elementwise, integer division truncating toward zero.
@@ -143,6 +150,12 @@ struct Mean {
     n: usize,
 }
 impl Op for Mean {
+    fn jvp(&self, cx: &VjpCx<'_>, tangents: &[Option<Tensor>]) -> Option<Result<Grads>> {
+        let t = tangents[0].as_ref()?;
+        let axes: Vec<isize> = self.axes.iter().map(|&a| a as isize).collect();
+        let go = || reshape(&reduce_mean(t, Some(&axes), false)?, cx.output_shape(0));
+        Some(go().map(|t| grads![Some(t)]))
+    }
     fn batched(&self) -> bool {
         true
     }
@@ -198,7 +211,7 @@ fn minmax(x: &Tensor, axis: Option<&[isize]>, keepdims: bool, max: bool) -> Resu
             mm!(a, Bounded::lowest(), Bounded::highest())
         }),
     );
-    record(MinMaxReduce { axes, max }, &[x], &[&out]);
+    record(MinMaxReduce { axes, max }, &[x], &[&out])?;
     Ok(out)
 }
 
@@ -274,7 +287,7 @@ pub fn reduce_prod(x: &Tensor, axis: Option<&[isize]>, keepdims: bool) -> Result
             fold_axes("Prod", a, &axes, keepdims, num_traits::One::one(), |p, q| p * q)?
         }),
     );
-    record(Prod { axes }, &[x], &[&out]);
+    record(Prod { axes }, &[x], &[&out])?;
     Ok(out)
 }
 struct Prod {
@@ -332,7 +345,7 @@ pub fn cumsum(x: &Tensor, axis: isize, exclusive: bool, reverse: bool) -> Result
         },
         &[x],
         &[&out],
-    );
+    )?;
     Ok(out)
 }
 struct Cumsum {
@@ -377,7 +390,7 @@ pub fn cumprod(x: &Tensor, axis: isize, exclusive: bool, reverse: bool) -> Resul
         },
         &[x],
         &[&out],
-    );
+    )?;
     Ok(out)
 }
 struct Cumprod {

@@ -127,7 +127,7 @@ pub(crate) fn remap(
         },
         &[x],
         &[&out],
-    );
+    )?;
     Ok(out)
 }
 
@@ -155,7 +155,7 @@ fn remap_adjoint(
         },
         &[dy],
         &[&out],
-    );
+    )?;
     Ok(out)
 }
 

@@ -33,7 +33,7 @@ pub fn reshape(x: &Tensor, shape: &[usize]) -> Result<Tensor> {
         a.into_shape_with_order(IxDyn(shape))
             .map_err(|e| Error::Internal(format!("Reshape to {shape:?}: {e}")))?
     }));
-    record(Reshape, &[x], &[&out]);
+    record(Reshape, &[x], &[&out])?;
     Ok(out)
 }
 
@@ -84,6 +84,10 @@ pub fn reshape_infer(x: &Tensor, shape: &[i64]) -> Result<Tensor> {
 
 struct Reshape;
 impl Op for Reshape {
+    fn jvp(&self, cx: &VjpCx<'_>, tangents: &[Option<Tensor>]) -> Option<Result<Grads>> {
+        let t = tangents[0].as_ref()?;
+        Some(reshape(t, cx.output_shape(0)).map(|t| grads![Some(t)]))
+    }
     fn name(&self) -> &'static str {
         "Reshape"
     }
@@ -111,11 +115,15 @@ pub fn broadcast_to(x: &Tensor, shape: &[usize]) -> Result<Tensor> {
     }
     check_shape("BroadcastTo", shape, x.dtype())?;
     let out = Tensor::new(map_same!(x.data(), a => broadcast_owned(a, shape)?));
-    record(BroadcastTo, &[x], &[&out]);
+    record(BroadcastTo, &[x], &[&out])?;
     Ok(out)
 }
 struct BroadcastTo;
 impl Op for BroadcastTo {
+    fn jvp(&self, cx: &VjpCx<'_>, tangents: &[Option<Tensor>]) -> Option<Result<Grads>> {
+        let t = tangents[0].as_ref()?;
+        Some(broadcast_to(t, cx.output_shape(0)).map(|t| grads![Some(t)]))
+    }
     fn name(&self) -> &'static str {
         "BroadcastTo"
     }
@@ -152,13 +160,17 @@ pub fn transpose(x: &Tensor, perm: Option<&[usize]>) -> Result<Tensor> {
     let out = Tensor::new(map_same!(x.data(), a => {
         a.clone().permuted_axes(IxDyn(&perm))
     }));
-    record(Transpose { perm }, &[x], &[&out]);
+    record(Transpose { perm }, &[x], &[&out])?;
     Ok(out)
 }
 struct Transpose {
     perm: Vec<usize>,
 }
 impl Op for Transpose {
+    fn jvp(&self, _cx: &VjpCx<'_>, tangents: &[Option<Tensor>]) -> Option<Result<Grads>> {
+        let t = tangents[0].as_ref()?;
+        Some(transpose(t, Some(&self.perm)).map(|t| grads![Some(t)]))
+    }
     fn name(&self) -> &'static str {
         "Transpose"
     }

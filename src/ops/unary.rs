@@ -53,6 +53,9 @@ macro_rules! unary_op {
             fn saves(&self) -> Saves {
                 $saves
             }
+            fn jvp(&self, cx: &VjpCx<'_>, tangents: &[Option<Tensor>]) -> Option<Result<Grads>> {
+                super::elementwise_jvp(cx, tangents)
+            }
             #[allow(unused_variables)]
             fn vjp(&self, $cx: &VjpCx<'_>, dys: &[Tensor]) -> Result<Grads> {
                 let $dy = &dys[0];
@@ -492,6 +495,15 @@ impl Op for Identity {
     }
     fn name(&self) -> &'static str {
         "Identity"
+    }
+    fn jvp(&self, _cx: &VjpCx<'_>, tangents: &[Option<Tensor>]) -> Option<Result<Grads>> {
+        Some(
+            tangents[0]
+                .as_ref()
+                .map(identity)
+                .transpose()
+                .map(|t| grads![t]),
+        )
     }
     fn saves(&self) -> Saves {
         Saves::NOTHING

@@ -9,6 +9,7 @@ mod entry;
 pub(crate) mod errors;
 mod experimental;
 pub(crate) mod expose;
+mod forward;
 pub(crate) mod graph;
 mod index;
 mod tape;
@@ -53,6 +54,7 @@ fn _gradtape(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<tensor::PyDType>()?;
     m.add_class::<variable::PyVariable>()?;
     m.add_class::<tape::PyTape>()?;
+    m.add_class::<forward::PyForwardAccumulator>()?;
     m.add_class::<convert::Storage>()?;
     m.add(
         "InvalidArgumentError",

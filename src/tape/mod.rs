@@ -6,6 +6,7 @@
 
 pub(crate) mod arena;
 mod backward;
+pub mod forward;
 mod jacobian;
 pub(crate) mod stack;
 
@@ -20,6 +21,7 @@ use arena::{Entry, Node};
 
 pub(crate) use backward::unbroadcast;
 pub use backward::{Source, UnconnectedGradients};
+pub use forward::{Accumulating, ForwardAccumulator};
 pub use stack::any_active;
 
 /// TF's error for a second `gradient` (or `jacobian`) on a non-persistent tape.

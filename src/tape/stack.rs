@@ -3,6 +3,11 @@
 //! Tapes are per thread, as in TF: an op run on one thread is never recorded by a
 //! tape entered on another. The stack holds shared handles; an op locks each active
 //! tape only briefly (no lock is held while kernels or gradient rules run).
+//!
+//! Forward accumulators ([`super::forward`]) share the stack with tapes, so that the
+//! no-recorder check stays one thread-local read and the order of entry is the order of
+//! nesting (TF's rule: an accumulator's tangent ops are seen only by the tapes and
+//! accumulators entered before it).
 
 use std::cell::RefCell;
 use std::sync::Arc;
@@ -10,24 +15,59 @@ use std::sync::Arc;
 use smallvec::SmallVec;
 
 use super::arena::{Entry, Node, Slot};
+use super::forward::AccCell;
 use super::TapeCell;
+use crate::error::Result;
 use crate::ops::Op;
 use crate::tensor::Tensor;
 use crate::variable::Variable;
 
+/// An entry of the per-thread stack: a recording tape or a forward accumulator.
+#[derive(Clone)]
+pub(crate) enum Active {
+    Tape(Arc<TapeCell>),
+    Acc(Arc<AccCell>),
+}
+
+impl Active {
+    fn is_tape(&self, t: &Arc<TapeCell>) -> bool {
+        matches!(self, Active::Tape(x) if Arc::ptr_eq(x, t))
+    }
+    fn is_acc(&self, a: &Arc<AccCell>) -> bool {
+        matches!(self, Active::Acc(x) if Arc::ptr_eq(x, a))
+    }
+}
+
 thread_local! {
-    static STACK: RefCell<Vec<Arc<TapeCell>>> = const { RefCell::new(Vec::new()) };
+    static STACK: RefCell<Vec<Active>> = const { RefCell::new(Vec::new()) };
 }
 
 pub(crate) fn push(t: Arc<TapeCell>) {
-    STACK.with(|s| s.borrow_mut().push(t));
+    STACK.with(|s| s.borrow_mut().push(Active::Tape(t)));
+}
+
+pub(crate) fn push_acc(a: Arc<AccCell>) {
+    STACK.with(|s| s.borrow_mut().push(Active::Acc(a)));
 }
 
 /// Removes `t` from this thread's stack; returns whether it was there.
 pub(crate) fn remove(t: &Arc<TapeCell>) -> bool {
     STACK.with(|s| {
         let mut s = s.borrow_mut();
-        if let Some(pos) = s.iter().rposition(|x| Arc::ptr_eq(x, t)) {
+        if let Some(pos) = s.iter().rposition(|x| x.is_tape(t)) {
+            s.remove(pos);
+            true
+        } else {
+            false
+        }
+    })
+}
+
+/// Removes the accumulator `a` from this thread's stack; returns whether it was there.
+pub(crate) fn remove_acc(a: &Arc<AccCell>) -> bool {
+    STACK.with(|s| {
+        let mut s = s.borrow_mut();
+        if let Some(pos) = s.iter().rposition(|x| x.is_acc(a)) {
             s.remove(pos);
             true
         } else {
@@ -37,7 +77,30 @@ pub(crate) fn remove(t: &Arc<TapeCell>) -> bool {
 }
 
 pub(crate) fn contains(t: &Arc<TapeCell>) -> bool {
-    STACK.with(|s| s.borrow().iter().any(|x| Arc::ptr_eq(x, t)))
+    STACK.with(|s| s.borrow().iter().any(|x| x.is_tape(t)))
+}
+
+pub(crate) fn contains_acc(a: &Arc<AccCell>) -> bool {
+    STACK.with(|s| s.borrow().iter().any(|x| x.is_acc(a)))
+}
+
+/// Runs `f` with only the first `k` entries of this thread's stack active: what an
+/// accumulator at position `k` computes is seen by the tapes and accumulators entered
+/// before it, never by itself or later ones (TF's nesting rule).
+pub(crate) fn with_prefix<R>(k: usize, f: impl FnOnce() -> R) -> R {
+    struct Restore(Vec<Active>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            let rest = std::mem::take(&mut self.0);
+            STACK.with(|s| s.borrow_mut().extend(rest));
+        }
+    }
+    let _restore = Restore(STACK.with(|s| {
+        let mut s = s.borrow_mut();
+        let k = k.min(s.len());
+        s.split_off(k)
+    }));
+    f()
 }
 
 /// Whether any tape is active on this thread (the no-tape fast path).
@@ -46,35 +109,58 @@ pub fn any_active() -> bool {
     STACK.with(|s| !s.borrow().is_empty())
 }
 
-/// Records `op` (inputs → outputs) on every active tape watching one of the inputs.
-/// Outputs of a non-differentiable dtype are never recorded.
+/// Records `op` (inputs → outputs) on every active tape watching one of the inputs,
+/// and has every active accumulator with a tangent for an input compute the outputs'
+/// tangents. Outputs of a non-differentiable dtype are never recorded. An error is one
+/// of a forward rule (a custom gradient function that raised, say).
 #[inline]
-pub(crate) fn record<O: Op>(op: O, inputs: &[&Tensor], outputs: &[&Tensor]) {
-    STACK.with(|s| {
+pub(crate) fn record<O: Op>(op: O, inputs: &[&Tensor], outputs: &[&Tensor]) -> Result<()> {
+    let pending = STACK.with(|s| {
         let s = s.borrow();
         if s.is_empty() {
-            return;
+            return None;
         }
-        record_slow(&s, op, inputs, outputs);
-    })
+        record_slow(&s, op, inputs, outputs)
+    });
+    match pending {
+        None => Ok(()),
+        Some(p) => p.run(inputs, outputs),
+    }
+}
+
+/// Accumulators that must compute tangents for an op just recorded (run once the
+/// stack is no longer borrowed: their rules run ops).
+pub(crate) struct Pending {
+    op: Arc<dyn Op>,
+    accs: SmallVec<[(usize, Arc<AccCell>); 2]>,
+}
+
+impl Pending {
+    #[inline(never)]
+    fn run(self, inputs: &[&Tensor], outputs: &[&Tensor]) -> Result<()> {
+        // Outermost first: an inner accumulator's tangent rule may read an output
+        // whose tangent an outer one must already know (higher-order forward mode).
+        for (k, acc) in self.accs {
+            super::forward::propagate(&acc, k, self.op.clone(), inputs, outputs)?;
+        }
+        Ok(())
+    }
 }
 
 #[inline(never)]
-fn record_slow<O: Op>(stack: &[Arc<TapeCell>], op: O, inputs: &[&Tensor], outputs: &[&Tensor]) {
+fn record_slow<O: Op>(
+    stack: &[Active],
+    op: O,
+    inputs: &[&Tensor],
+    outputs: &[&Tensor],
+) -> Option<Pending> {
     if !outputs.iter().any(|t| t.dtype().is_differentiable()) {
-        return;
+        return None;
     }
     let mut op = Some(op);
     let mut shared: Option<Arc<dyn Op>> = None;
-    for cell in stack {
-        let mut tape = cell.lock();
-        if !tape.recording {
-            continue;
-        }
-        if !inputs.iter().any(|t| tape.ids.contains_key(&t.id())) {
-            continue;
-        }
-        let op = shared
+    let mut get = || {
+        shared
             .get_or_insert_with(|| {
                 let op = op.take().expect("taken once");
                 // A gradient override in scope replaces the op's rule (TF's
@@ -84,7 +170,27 @@ fn record_slow<O: Op>(stack: &[Arc<TapeCell>], op: O, inputs: &[&Tensor], output
                     None => Arc::new(op),
                 }
             })
-            .clone();
+            .clone()
+    };
+    let mut accs: SmallVec<[(usize, Arc<AccCell>); 2]> = SmallVec::new();
+    for (k, entry) in stack.iter().enumerate() {
+        let cell = match entry {
+            Active::Tape(cell) => cell,
+            Active::Acc(acc) => {
+                if acc.has_tangent_for(inputs) {
+                    accs.push((k, acc.clone()));
+                }
+                continue;
+            }
+        };
+        let mut tape = cell.lock();
+        if !tape.recording {
+            continue;
+        }
+        if !inputs.iter().any(|t| tape.ids.contains_key(&t.id())) {
+            continue;
+        }
+        let op = get();
         let saves = op.saves();
         let node = Node {
             inputs: inputs.iter().map(|t| Slot::of(t)).collect(),
@@ -103,6 +209,10 @@ fn record_slow<O: Op>(stack: &[Arc<TapeCell>], op: O, inputs: &[&Tensor], output
         };
         tape.push(node);
     }
+    if accs.is_empty() {
+        return None;
+    }
+    Some(Pending { op: get(), accs })
 }
 
 /// Called when a variable is read into `value`: auto-watches trainable variables on
@@ -113,7 +223,15 @@ pub(crate) fn on_variable_read(var: &Variable, value: &Tensor) {
         if s.is_empty() {
             return;
         }
-        for cell in s.iter() {
+        let mut any_acc = false;
+        for entry in s.iter() {
+            let cell = match entry {
+                Active::Tape(cell) => cell,
+                Active::Acc(_) => {
+                    any_acc = true;
+                    continue;
+                }
+            };
             let mut tape = cell.lock();
             if !tape.recording {
                 continue;
@@ -135,6 +253,21 @@ pub(crate) fn on_variable_read(var: &Variable, value: &Tensor) {
                     saved_outputs: SmallVec::from_elem(None, 1),
                 });
             }
+        }
+        if !any_acc {
+            return;
+        }
+        let accs: Vec<(usize, Arc<AccCell>)> = s
+            .iter()
+            .enumerate()
+            .filter_map(|(k, e)| match e {
+                Active::Acc(a) => Some((k, a.clone())),
+                Active::Tape(_) => None,
+            })
+            .collect();
+        drop(s);
+        for (k, acc) in accs {
+            super::forward::on_variable_read(&acc, k, var, value);
         }
     })
 }
@@ -159,7 +292,7 @@ impl super::TapeInner {
 
 /// Runs `f` with no tape active on this thread (nothing it does is recorded).
 pub fn suspended<R>(f: impl FnOnce() -> R) -> R {
-    struct Restore(Vec<Arc<TapeCell>>);
+    struct Restore(Vec<Active>);
     impl Drop for Restore {
         fn drop(&mut self) {
             let saved = std::mem::take(&mut self.0);
