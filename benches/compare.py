@@ -567,7 +567,7 @@ class Torch:
         x, y = torch.from_numpy(xn.transpose(0, 3, 1, 2).copy()), torch.from_numpy(yn)
 
         def numpy_params():
-            return [w.detach().numpy().transpose(2, 3, 1, 0) if w.ndim == 4 else w.detach().numpy().copy() for w in ws]
+            return [(w.detach().numpy().transpose(2, 3, 1, 0) if w.ndim == 4 else w.detach().numpy()).copy() for w in ws]
 
         def step(check=False):
             before = numpy_params() if check else None

@@ -72,7 +72,11 @@ impl ConvGeom {
     }
     /// Whether the im2col rows are the input itself (1×1 filter, stride 1, no padding).
     fn identity_cols(&self) -> bool {
-        self.kh == 1 && self.kw == 1 && self.sh == 1 && self.sw == 1 && self.pt == 0
+        self.kh == 1
+            && self.kw == 1
+            && self.sh == 1
+            && self.sw == 1
+            && self.pt == 0
             && self.pl == 0
             && self.oh == self.h
             && self.ow == self.w
@@ -370,14 +374,18 @@ impl PoolGeom {
     }
     /// Elements of a window, padding included (saturating: only a work estimate).
     fn window_elems(&self) -> usize {
-        self.k[0].saturating_mul(self.k[1]).saturating_mul(self.k[2])
+        self.k[0]
+            .saturating_mul(self.k[1])
+            .saturating_mul(self.k[2])
     }
     /// The input ranges `[lo, hi)` of output position `o` along spatial axis `a`.
     #[inline(always)]
     fn range(&self, a: usize, o: usize) -> (usize, usize) {
         let start = o * self.s[a];
         let lo = start.saturating_sub(self.pad[a]);
-        let hi = (start + self.k[a]).saturating_sub(self.pad[a]).min(self.dims[a + 1]);
+        let hi = (start + self.k[a])
+            .saturating_sub(self.pad[a])
+            .min(self.dims[a + 1]);
         (lo, hi)
     }
     /// `f(output pixel index, input pixel indices of its window)` for each output pixel
@@ -392,8 +400,9 @@ impl PoolGeom {
                 let (h0, h1) = self.range(1, oh);
                 for ow in 0..self.out[2] {
                     let (w0, w1) = self.range(2, ow);
-                    let mut it = (d0..d1)
-                        .flat_map(move |z| (h0..h1).flat_map(move |y| (w0..w1).map(move |x| (z * h + y) * w + x)));
+                    let mut it = (d0..d1).flat_map(move |z| {
+                        (h0..h1).flat_map(move |y| (w0..w1).map(move |x| (z * h + y) * w + x))
+                    });
                     f(op, &mut it);
                     op += 1;
                 }
@@ -419,19 +428,24 @@ pub fn max_pool<T: Float + Send + Sync>(
     let c = g.dims[4];
     let (ii, oi) = (g.in_img(), g.out_img());
     let mut out = crate::size::try_vec_filled(op, len, T::neg_infinity())?;
-    per_image(&mut out, oi, len.saturating_mul(g.window_elems()), |i, o| {
-        let x = &xs[i * ii..][..ii];
-        g.windows(|p, it| {
-            let orow = &mut o[p * c..][..c];
-            for q in it {
-                for (d, &v) in orow.iter_mut().zip(&x[q * c..][..c]) {
-                    if v > *d || v.is_nan() {
-                        *d = v;
+    per_image(
+        &mut out,
+        oi,
+        len.saturating_mul(g.window_elems()),
+        |i, o| {
+            let x = &xs[i * ii..][..ii];
+            g.windows(|p, it| {
+                let orow = &mut o[p * c..][..c];
+                for q in it {
+                    for (d, &v) in orow.iter_mut().zip(&x[q * c..][..c]) {
+                        if v > *d || v.is_nan() {
+                            *d = v;
+                        }
                     }
                 }
-            }
-        });
-    });
+            });
+        },
+    );
     shaped(op, &out_shape, out)
 }
 
@@ -447,22 +461,27 @@ fn argmax<T: Float + Send + Sync>(
     let c = g.dims[4];
     let (ii, oi) = (g.in_img(), g.out_img());
     let mut arg = crate::size::try_vec_filled(op, n * oi, None)?;
-    per_image(&mut arg, oi, (n * oi).saturating_mul(g.window_elems()), |i, a| {
-        let x = &x[i * ii..][..ii];
-        let mut best = vec![T::min_value(); c];
-        g.windows(|p, it| {
-            best.iter_mut().for_each(|b| *b = T::min_value());
-            let arow = &mut a[p * c..][..c];
-            for q in it {
-                for (ch, &v) in x[q * c..][..c].iter().enumerate() {
-                    if v > best[ch] {
-                        best[ch] = v;
-                        arow[ch] = Some(q * c + ch);
+    per_image(
+        &mut arg,
+        oi,
+        (n * oi).saturating_mul(g.window_elems()),
+        |i, a| {
+            let x = &x[i * ii..][..ii];
+            let mut best = vec![T::min_value(); c];
+            g.windows(|p, it| {
+                best.iter_mut().for_each(|b| *b = T::min_value());
+                let arow = &mut a[p * c..][..c];
+                for q in it {
+                    for (ch, &v) in x[q * c..][..c].iter().enumerate() {
+                        if v > best[ch] {
+                            best[ch] = v;
+                            arow[ch] = Some(q * c + ch);
+                        }
                     }
                 }
-            }
-        });
-    });
+            });
+        },
+    );
     Ok(arg)
 }
 
@@ -567,21 +586,26 @@ pub fn avg_pool<T: Float + Send + Sync>(
     let c = g.dims[4];
     let (ii, oi) = (g.in_img(), g.out_img());
     let mut out = crate::size::try_vec_filled(op, len, T::zero())?;
-    per_image(&mut out, oi, len.saturating_mul(g.window_elems()), |i, o| {
-        let x = &xs[i * ii..][..ii];
-        g.windows(|p, it| {
-            let orow = &mut o[p * c..][..c];
-            let mut count = 0usize;
-            for q in it {
-                count += 1;
-                for (d, &v) in orow.iter_mut().zip(&x[q * c..][..c]) {
-                    *d = *d + v;
+    per_image(
+        &mut out,
+        oi,
+        len.saturating_mul(g.window_elems()),
+        |i, o| {
+            let x = &xs[i * ii..][..ii];
+            g.windows(|p, it| {
+                let orow = &mut o[p * c..][..c];
+                let mut count = 0usize;
+                for q in it {
+                    count += 1;
+                    for (d, &v) in orow.iter_mut().zip(&x[q * c..][..c]) {
+                        *d = *d + v;
+                    }
                 }
-            }
-            let inv = T::one() / T::from(count.max(1)).expect("a count is a float");
-            orow.iter_mut().for_each(|d| *d = *d * inv);
-        });
-    });
+                let inv = T::one() / T::from(count.max(1)).expect("a count is a float");
+                orow.iter_mut().for_each(|d| *d = *d * inv);
+            });
+        },
+    );
     shaped(op, &out_shape, out)
 }
 
@@ -598,20 +622,25 @@ pub fn avg_pool_grad<T: Float + Send + Sync>(
     let c = g.dims[4];
     let (ii, oi) = (g.in_img(), g.out_img());
     let mut out = crate::size::try_vec_filled(op, len, T::zero())?;
-    per_image(&mut out, ii, dys.len().saturating_mul(g.window_elems()), |i, o| {
-        let dy = &dys[i * oi..][..oi];
-        let mut idx: Vec<usize> = Vec::with_capacity(g.window_elems().min(1 << 16));
-        g.windows(|p, it| {
-            idx.clear();
-            idx.extend(it);
-            let inv = T::one() / T::from(idx.len().max(1)).expect("a count is a float");
-            let drow = &dy[p * c..][..c];
-            for &q in &idx {
-                for (d, &v) in o[q * c..][..c].iter_mut().zip(drow) {
-                    *d = *d + v * inv;
+    per_image(
+        &mut out,
+        ii,
+        dys.len().saturating_mul(g.window_elems()),
+        |i, o| {
+            let dy = &dys[i * oi..][..oi];
+            let mut idx: Vec<usize> = Vec::with_capacity(g.window_elems().min(1 << 16));
+            g.windows(|p, it| {
+                idx.clear();
+                idx.extend(it);
+                let inv = T::one() / T::from(idx.len().max(1)).expect("a count is a float");
+                let drow = &dy[p * c..][..c];
+                for &q in &idx {
+                    for (d, &v) in o[q * c..][..c].iter_mut().zip(drow) {
+                        *d = *d + v * inv;
+                    }
                 }
-            }
-        });
-    });
+            });
+        },
+    );
     shaped(op, &g.shape, out)
 }

@@ -55,7 +55,10 @@ fn out_dim(
         ));
     }
     let too_big = || Error::invalid(op, "window size overflows (filter size times dilation)");
-    let eff = (k - 1).checked_mul(d).and_then(|v| v.checked_add(1)).ok_or_else(too_big)?;
+    let eff = (k - 1)
+        .checked_mul(d)
+        .and_then(|v| v.checked_add(1))
+        .ok_or_else(too_big)?;
     if same {
         let out = input.div_ceil(s);
         let needed = (out.saturating_sub(1))
@@ -123,10 +126,11 @@ fn conv_geom(
     let pads: [Option<(usize, usize)>; 2] = match padding {
         Padding::Explicit(p) if p.len() == 2 => [Some(p[0]), Some(p[1])],
         Padding::Explicit(p) => {
-            return Err(Error::invalid(
-                op,
-                format!("explicit padding needs one (before, after) pair per spatial dimension (2), got {}", p.len()),
-            ))
+            let msg = format!(
+                "explicit padding needs one (before, after) pair per spatial dimension (2), got {}",
+                p.len()
+            );
+            return Err(Error::invalid(op, msg));
         }
         _ => [None, None],
     };
@@ -170,9 +174,11 @@ fn names(depthwise: bool) -> [&'static str; 3] {
 /// The convolution of geometry `g` (`x`, `w` of its shapes), recorded.
 fn conv_g(g: &ConvGeom, x: &Tensor, w: &Tensor) -> Result<Tensor> {
     let op = names(g.depthwise)[0];
-    let out = Tensor::new(map_pair!(op, x.data(), w.data(), [F32, F64] via [F16], a, b => {
-        k::conv(op, g, a, b)?
-    }));
+    let out = Tensor::new(
+        map_pair!(op, x.data(), w.data(), [F32, F64] via [F16], a, b => {
+            k::conv(op, g, a, b)?
+        }),
+    );
     record(Conv { g: g.clone() }, &[x, w], &[&out]);
     Ok(out)
 }
@@ -180,9 +186,11 @@ fn conv_g(g: &ConvGeom, x: &Tensor, w: &Tensor) -> Result<Tensor> {
 /// The input gradient of `g`'s convolution from the filter `w` and `dy`, recorded.
 fn backprop_input_g(g: &ConvGeom, w: &Tensor, dy: &Tensor) -> Result<Tensor> {
     let op = names(g.depthwise)[1];
-    let out = Tensor::new(map_pair!(op, w.data(), dy.data(), [F32, F64] via [F16], a, b => {
-        k::backprop_input(op, g, a, b)?
-    }));
+    let out = Tensor::new(
+        map_pair!(op, w.data(), dy.data(), [F32, F64] via [F16], a, b => {
+            k::backprop_input(op, g, a, b)?
+        }),
+    );
     record(BackpropInput { g: g.clone() }, &[w, dy], &[&out]);
     Ok(out)
 }
@@ -190,9 +198,11 @@ fn backprop_input_g(g: &ConvGeom, w: &Tensor, dy: &Tensor) -> Result<Tensor> {
 /// The filter gradient of `g`'s convolution from the input `x` and `dy`, recorded.
 fn backprop_filter_g(g: &ConvGeom, x: &Tensor, dy: &Tensor) -> Result<Tensor> {
     let op = names(g.depthwise)[2];
-    let out = Tensor::new(map_pair!(op, x.data(), dy.data(), [F32, F64] via [F16], a, b => {
-        k::backprop_filter(op, g, a, b)?
-    }));
+    let out = Tensor::new(
+        map_pair!(op, x.data(), dy.data(), [F32, F64] via [F16], a, b => {
+            k::backprop_filter(op, g, a, b)?
+        }),
+    );
     record(BackpropFilter { g: g.clone() }, &[x, dy], &[&out]);
     Ok(out)
 }
@@ -212,8 +222,18 @@ fn bilinear_jvp(
     f: impl Fn(&Tensor, &Tensor) -> Result<Tensor>,
 ) -> Result<Grads> {
     let (p, q) = (cx.input(0)?, cx.input(1)?);
-    let a = tangents.first().cloned().flatten().map(|dp| f(&dp, q)).transpose()?;
-    let b = tangents.get(1).cloned().flatten().map(|dq| f(p, &dq)).transpose()?;
+    let a = tangents
+        .first()
+        .cloned()
+        .flatten()
+        .map(|dp| f(&dp, q))
+        .transpose()?;
+    let b = tangents
+        .get(1)
+        .cloned()
+        .flatten()
+        .map(|dq| f(p, &dq))
+        .transpose()?;
     Ok(grads![sum_opt(a, b)?])
 }
 
@@ -353,7 +373,10 @@ pub fn conv1d(
     if input.ndim() != 3 {
         return Err(Error::invalid(
             op,
-            format!("conv1d: input must be 3-dimensional [batch, width, channels], got shape {:?}", input.shape()),
+            format!(
+                "conv1d: input must be 3-dimensional [batch, width, channels], got shape {:?}",
+                input.shape()
+            ),
         ));
     }
     if filters.ndim() != 3 {
@@ -393,7 +416,10 @@ pub fn conv2d_transpose(
     if output_shape.len() != 4 {
         return Err(Error::invalid(
             op,
-            format!("output_shape must have 4 elements, got {}", output_shape.len()),
+            format!(
+                "output_shape must have 4 elements, got {}",
+                output_shape.len()
+            ),
         ));
     }
     let g = conv_geom(
@@ -563,18 +589,22 @@ fn max_pool_grad_g(g: &PoolGeom, x: &Tensor, dy: &Tensor) -> Result<Tensor> {
     // TF's MaxPool3DGrad gives `dy` to every element equal to its window's maximum;
     // MaxPoolGrad (1-D, 2-D) and both GradGrads use the first maximum only.
     let all_ties = g.shape.len() == 5;
-    let out = Tensor::new(map_pair!(op, x.data(), dy.data(), [F32, F64] via [F16], a, b => {
-        k::max_pool_grad(op, g, a, b, all_ties)?
-    }));
+    let out = Tensor::new(
+        map_pair!(op, x.data(), dy.data(), [F32, F64] via [F16], a, b => {
+            k::max_pool_grad(op, g, a, b, all_ties)?
+        }),
+    );
     record(MaxPoolGrad { g: g.clone() }, &[x, dy], &[&out]);
     Ok(out)
 }
 
 fn max_pool_grad_grad_g(g: &PoolGeom, x: &Tensor, ddx: &Tensor) -> Result<Tensor> {
     let op = pool_names(PoolKind::Max, g.shape.len() - 2)[2];
-    let out = Tensor::new(map_pair!(op, x.data(), ddx.data(), [F32, F64] via [F16], a, b => {
-        k::max_pool_grad_grad(op, g, a, b)?
-    }));
+    let out = Tensor::new(
+        map_pair!(op, x.data(), ddx.data(), [F32, F64] via [F16], a, b => {
+            k::max_pool_grad_grad(op, g, a, b)?
+        }),
+    );
     record(MaxPoolGradGrad { g: g.clone() }, &[x, ddx], &[&out]);
     Ok(out)
 }
@@ -599,7 +629,11 @@ impl Op for MaxPool {
         pool_names(PoolKind::Max, self.g.shape.len() - 2)[0]
     }
     fn vjp(&self, cx: &VjpCx<'_>, dys: &[Tensor]) -> Result<Grads> {
-        Ok(grads![Some(max_pool_grad_g(&self.g, cx.input(0)?, &dys[0])?)])
+        Ok(grads![Some(max_pool_grad_g(
+            &self.g,
+            cx.input(0)?,
+            &dys[0]
+        )?)])
     }
     fn jvp(&self, cx: &VjpCx<'_>, tangents: &[Option<Tensor>]) -> Option<Result<Grads>> {
         let Some(dx) = tangents.first().cloned().flatten() else {
@@ -760,7 +794,12 @@ pub fn fused_batch_norm(
     }
     let ca = if channels_last { 3 } else { 1 };
     let c = x.shape()[ca];
-    for (what, t) in [("scale", Some(scale)), ("offset", Some(offset)), ("mean", mean), ("variance", variance)] {
+    for (what, t) in [
+        ("scale", Some(scale)),
+        ("offset", Some(offset)),
+        ("mean", mean),
+        ("variance", variance),
+    ] {
         if let Some(t) = t {
             if t.shape() != [c] {
                 return Err(Error::invalid(
@@ -774,7 +813,10 @@ pub fn fused_batch_norm(
         }
     }
     if !exponential_avg_factor.is_finite() || !epsilon.is_finite() {
-        return Err(Error::invalid(op, "epsilon and exponential_avg_factor must be finite"));
+        return Err(Error::invalid(
+            op,
+            "epsilon and exponential_avg_factor must be finite",
+        ));
     }
     let needs_stats = !is_training || exponential_avg_factor != 1.0;
     let (Some(mean), Some(variance)) = (mean.cloned(), variance.cloned()) else {
@@ -799,7 +841,11 @@ pub fn fused_batch_norm(
         );
     };
     let epsilon = epsilon.max(1.001e-5);
-    let bshape: Vec<usize> = if channels_last { vec![c] } else { vec![c, 1, 1] };
+    let bshape: Vec<usize> = if channels_last {
+        vec![c]
+    } else {
+        vec![c, 1, 1]
+    };
     let b = |t: &Tensor| reshape(t, &bshape);
     let (mean, variance) = (stop_gradient(&mean)?, stop_gradient(&variance)?);
     let normalize = |m: &Tensor, v: &Tensor| -> Result<Tensor> {
@@ -884,7 +930,11 @@ pub(super) mod python {
                 "VALID" => Ok(Padding::Valid),
                 _ => Err(PyValueError::new_err(format!(
                     "padding must be 'SAME' or 'VALID'{}, got {s:?}",
-                    if explicit { " or a list of explicit paddings" } else { "" }
+                    if explicit {
+                        " or a list of explicit paddings"
+                    } else {
+                        ""
+                    }
                 ))),
             };
         }
@@ -1093,10 +1143,11 @@ pub(super) mod python {
             None => match x.ndim() {
                 3..=5 => x.ndim() - 2,
                 r => {
-                    return Err(PyValueError::new_err(format!(
+                    let msg = format!(
                         "`input.shape.rank` must be 3, 4 or 5. Received: input.shape={:?} of rank {r}",
                         x.shape()
-                    )))
+                    );
+                    return Err(PyValueError::new_err(msg));
                 }
             },
         };
@@ -1242,7 +1293,8 @@ pub(super) mod python {
             xs.push(to_tensor(v, dt)?);
         }
         let (has_m, has_v) = (m.is_some(), v.is_some());
-        let key = format!("{has_m},{has_v},{epsilon:?},{last},{is_training},{exponential_avg_factor:?}");
+        let key =
+            format!("{has_m},{has_v},{epsilon:?},{last},{is_training},{exponential_avg_factor:?}");
         let f = move |a: &[Tensor]| {
             let mut rest = a[3..].iter();
             let m = if has_m { rest.next() } else { None };
@@ -1309,7 +1361,14 @@ mod tests {
         let y = conv2d(&x, &w, [1, 1], &Padding::Valid, [1, 2]).unwrap();
         close(&vals(&y), &[2., 4., 6.]);
         // Explicit padding.
-        let y = conv2d(&x, &w, [1, 1], &Padding::Explicit(vec![(0, 0), (1, 0)]), [1, 1]).unwrap();
+        let y = conv2d(
+            &x,
+            &w,
+            [1, 1],
+            &Padding::Explicit(vec![(0, 0), (1, 0)]),
+            [1, 1],
+        )
+        .unwrap();
         close(&vals(&y), &[0., 1., 3., 5., 7.]);
     }
 
@@ -1332,9 +1391,18 @@ mod tests {
             crate::ops::square(&y).unwrap()
         });
         // Row sums of 2 PᵀP, P the 4×4 patch matrix of x.
-        let p = [[0., 1., 3., 4.], [1., 2., 4., 5.], [3., 4., 6., 7.], [4., 5., 7., 8.]];
+        let p = [
+            [0., 1., 3., 4.],
+            [1., 2., 4., 5.],
+            [3., 4., 6., 7.],
+            [4., 5., 7., 8.],
+        ];
         let want: Vec<f64> = (0..4)
-            .map(|a| (0..4).map(|b| 2. * (0..4).map(|r| p[r][a] * p[r][b]).sum::<f64>()).sum())
+            .map(|a| {
+                (0..4)
+                    .map(|b| 2. * (0..4).map(|r| p[r][a] * p[r][b]).sum::<f64>())
+                    .sum()
+            })
             .collect();
         close(&g2, &want);
     }
@@ -1380,7 +1448,14 @@ mod tests {
         // Linear pieces: second derivatives vanish.
         close(&grad2(&ramp(&[1, 2, 2, 1]), p), &[0.; 4]);
         assert!(pool(PoolKind::Max, &ramp(&[2, 2]), &[1], &[1], &Padding::Valid).is_err());
-        assert!(pool(PoolKind::Avg, &ramp(&[1, 2, 2, 1]), &[3, 3], &[1, 1], &Padding::Valid).is_err());
+        assert!(pool(
+            PoolKind::Avg,
+            &ramp(&[1, 2, 2, 1]),
+            &[3, 3],
+            &[1, 1],
+            &Padding::Valid
+        )
+        .is_err());
     }
 
     #[test]
