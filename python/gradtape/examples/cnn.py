@@ -79,7 +79,8 @@ def train(epochs=3, batch_size=64, seed=0, learning_rate=0.05, n_train=1536, n_t
             losses.append(float(loss))
         logits = model(gt.constant(x_test), training=False)
         acc = float(np.mean(np.argmax(logits.numpy(), axis=1) == y_test))
-        log(f"epoch {epoch + 1}: loss {np.mean(losses):.4f}, held-out accuracy {acc:.1%} ({time.perf_counter() - t0:.1f} s)")
+        secs = time.perf_counter() - t0
+        log(f"epoch {epoch + 1}: loss {np.mean(losses):.4f}, held-out accuracy {acc:.1%} ({secs:.1f} s)")
     return acc
 
 

@@ -15,17 +15,17 @@ def _pair(value: Any, what: str) -> tuple[int, int]:
     if isinstance(value, (bool, str)):
         raise TypeError(f"`{what}` must be an int or a tuple of 2 ints, got {value!r}")
     if isinstance(value, int):
-        pair = (value, value)
+        values: tuple[int, ...] = (value, value)
     else:
         try:
-            pair = tuple(int(v) for v in value)
+            values = tuple(int(v) for v in value)
         except TypeError:
             raise TypeError(f"`{what}` must be an int or a tuple of 2 ints, got {value!r}") from None
-    if len(pair) != 2:
+    if len(values) != 2:
         raise ValueError(f"The `{what}` argument must be a tuple of 2 integers. Received: {value!r}")
-    if any(v <= 0 for v in pair):
+    if any(v <= 0 for v in values):
         raise ValueError(f"The `{what}` argument must be a tuple of 2 positive integers. Received: {value!r}")
-    return pair  # type: ignore[return-value]
+    return values[0], values[1]
 
 
 def _padding(padding: str) -> str:

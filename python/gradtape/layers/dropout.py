@@ -32,13 +32,14 @@ class Dropout(Layer):
         super().__init__(name=name, trainable=trainable)
         if isinstance(rate, bool) or not 0 <= float(rate) <= 1:
             raise ValueError(
-                f"Invalid value received for argument `rate`. Expected a float value between 0 and 1. Received: rate={rate}"
+                "Invalid value received for argument `rate`. Expected a float value between 0 and 1. "
+                f"Received: rate={rate}"
             )
         self.rate = float(rate)
         self.noise_shape = noise_shape
         self.seed = seed
 
-    def call(self, inputs: Any, training: bool | None = None) -> Any:
+    def call(self, inputs: Any, training: bool | None = None, **kwargs: Any) -> Any:
         if not training or self.rate == 0:
             return inputs
         if self.rate == 1:
