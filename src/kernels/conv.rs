@@ -388,26 +388,60 @@ impl PoolGeom {
             .min(self.dims[a + 1]);
         (lo, hi)
     }
-    /// `f(output pixel index, input pixel indices of its window)` for each output pixel
-    /// of one image, the window's pixels in scan order.
+    /// `f(output pixel index, its window)` for each output pixel of one image.
     #[inline(always)]
-    fn windows(&self, mut f: impl FnMut(usize, &mut dyn Iterator<Item = usize>)) {
+    fn windows(&self, mut f: impl FnMut(usize, Window)) {
         let [_, _, h, w, _] = self.dims;
         let mut op = 0;
         for od in 0..self.out[0] {
-            let (d0, d1) = self.range(0, od);
+            let d = self.range(0, od);
             for oh in 0..self.out[1] {
-                let (h0, h1) = self.range(1, oh);
+                let hr = self.range(1, oh);
                 for ow in 0..self.out[2] {
-                    let (w0, w1) = self.range(2, ow);
-                    let mut it = (d0..d1).flat_map(move |z| {
-                        (h0..h1).flat_map(move |y| (w0..w1).map(move |x| (z * h + y) * w + x))
-                    });
-                    f(op, &mut it);
+                    let wr = self.range(2, ow);
+                    f(
+                        op,
+                        Window {
+                            d,
+                            h: hr,
+                            w: wr,
+                            hs: h,
+                            ws: w,
+                        },
+                    );
                     op += 1;
                 }
             }
         }
+    }
+}
+
+/// The input pixels of one pooling window: `[lo, hi)` per spatial axis, and the
+/// image's height and width (to index pixels).
+#[derive(Clone, Copy)]
+struct Window {
+    d: (usize, usize),
+    h: (usize, usize),
+    w: (usize, usize),
+    hs: usize,
+    ws: usize,
+}
+
+impl Window {
+    /// `f(pixel index within the image)` for the window's pixels in scan order.
+    #[inline(always)]
+    fn each(self, mut f: impl FnMut(usize)) {
+        for z in self.d.0..self.d.1 {
+            for y in self.h.0..self.h.1 {
+                let base = (z * self.hs + y) * self.ws;
+                for x in self.w.0..self.w.1 {
+                    f(base + x);
+                }
+            }
+        }
+    }
+    fn count(self) -> usize {
+        (self.d.1 - self.d.0) * (self.h.1 - self.h.0) * (self.w.1 - self.w.0)
     }
 }
 
@@ -434,15 +468,15 @@ pub fn max_pool<T: Float + Send + Sync>(
         len.saturating_mul(g.window_elems()),
         |i, o| {
             let x = &xs[i * ii..][..ii];
-            g.windows(|p, it| {
+            g.windows(|p, win| {
                 let orow = &mut o[p * c..][..c];
-                for q in it {
+                win.each(|q| {
                     for (d, &v) in orow.iter_mut().zip(&x[q * c..][..c]) {
                         if v > *d || v.is_nan() {
                             *d = v;
                         }
                     }
-                }
+                });
             });
         },
     );
@@ -468,17 +502,17 @@ fn argmax<T: Float + Send + Sync>(
         |i, a| {
             let x = &x[i * ii..][..ii];
             let mut best = vec![T::min_value(); c];
-            g.windows(|p, it| {
+            g.windows(|p, win| {
                 best.iter_mut().for_each(|b| *b = T::min_value());
                 let arow = &mut a[p * c..][..c];
-                for q in it {
+                win.each(|q| {
                     for (ch, &v) in x[q * c..][..c].iter().enumerate() {
                         if v > best[ch] {
                             best[ch] = v;
                             arow[ch] = Some(q * c + ch);
                         }
                     }
-                }
+                });
             });
         },
     );
@@ -508,26 +542,23 @@ pub fn max_pool_grad<T: Float + Send + Sync>(
             let x = &xs[i * ii..][..ii];
             let dy = &dys[i * oi..][..oi];
             let mut best = vec![T::neg_infinity(); c];
-            let mut idx: Vec<usize> = Vec::new();
-            g.windows(|p, it| {
-                idx.clear();
-                idx.extend(it);
+            g.windows(|p, win| {
                 best.iter_mut().for_each(|b| *b = T::neg_infinity());
-                for &q in &idx {
+                win.each(|q| {
                     for (b, &v) in best.iter_mut().zip(&x[q * c..][..c]) {
                         if v > *b {
                             *b = v;
                         }
                     }
-                }
+                });
                 let drow = &dy[p * c..][..c];
-                for &q in &idx {
+                win.each(|q| {
                     for ch in 0..c {
                         if x[q * c + ch] == best[ch] {
                             o[q * c + ch] = o[q * c + ch] + drow[ch];
                         }
                     }
-                }
+                });
             });
         });
         return shaped(op, &g.shape, out);
@@ -592,16 +623,14 @@ pub fn avg_pool<T: Float + Send + Sync>(
         len.saturating_mul(g.window_elems()),
         |i, o| {
             let x = &xs[i * ii..][..ii];
-            g.windows(|p, it| {
+            g.windows(|p, win| {
                 let orow = &mut o[p * c..][..c];
-                let mut count = 0usize;
-                for q in it {
-                    count += 1;
+                win.each(|q| {
                     for (d, &v) in orow.iter_mut().zip(&x[q * c..][..c]) {
                         *d = *d + v;
                     }
-                }
-                let inv = T::one() / T::from(count.max(1)).expect("a count is a float");
+                });
+                let inv = T::one() / T::from(win.count().max(1)).expect("a count is a float");
                 orow.iter_mut().for_each(|d| *d = *d * inv);
             });
         },
@@ -628,17 +657,14 @@ pub fn avg_pool_grad<T: Float + Send + Sync>(
         dys.len().saturating_mul(g.window_elems()),
         |i, o| {
             let dy = &dys[i * oi..][..oi];
-            let mut idx: Vec<usize> = Vec::with_capacity(g.window_elems().min(1 << 16));
-            g.windows(|p, it| {
-                idx.clear();
-                idx.extend(it);
-                let inv = T::one() / T::from(idx.len().max(1)).expect("a count is a float");
+            g.windows(|p, win| {
+                let inv = T::one() / T::from(win.count().max(1)).expect("a count is a float");
                 let drow = &dy[p * c..][..c];
-                for &q in &idx {
+                win.each(|q| {
                     for (d, &v) in o[q * c..][..c].iter_mut().zip(drow) {
                         *d = *d + v * inv;
                     }
-                }
+                });
             });
         },
     );
