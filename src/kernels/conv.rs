@@ -470,11 +470,11 @@ pub fn max_pool<T: Float + Send + Sync>(
             let x = &xs[i * ii..][..ii];
             g.windows(|p, win| {
                 let orow = &mut o[p * c..][..c];
+                // A select, not a branch: it vectorizes, and random data would
+                // mispredict a branch half the time.
                 win.each(|q| {
                     for (d, &v) in orow.iter_mut().zip(&x[q * c..][..c]) {
-                        if v > *d || v.is_nan() {
-                            *d = v;
-                        }
+                        *d = if v > *d { v } else { *d };
                     }
                 });
             });
@@ -484,17 +484,17 @@ pub fn max_pool<T: Float + Send + Sync>(
 }
 
 /// For each output element, the flat index (within its image) of the input element
-/// TF's `MaxPoolGrad` routes its gradient to: the first maximum in scan order, `None`
-/// where no element exceeds the lowest finite value (TF's starting point).
+/// TF's `MaxPoolGrad` routes its gradient to: the first maximum in scan order,
+/// [`NO_ARG`] where no element exceeds the lowest finite value (TF's starting point).
 fn argmax<T: Float + Send + Sync>(
     op: &'static str,
     g: &PoolGeom,
     x: &[T],
     n: usize,
-) -> Result<Vec<Option<usize>>> {
+) -> Result<Vec<usize>> {
     let c = g.dims[4];
     let (ii, oi) = (g.in_img(), g.out_img());
-    let mut arg = crate::size::try_vec_filled(op, n * oi, None)?;
+    let mut arg = crate::size::try_vec_filled(op, n * oi, NO_ARG)?;
     per_image(
         &mut arg,
         oi,
@@ -505,12 +505,15 @@ fn argmax<T: Float + Send + Sync>(
             g.windows(|p, win| {
                 best.iter_mut().for_each(|b| *b = T::min_value());
                 let arow = &mut a[p * c..][..c];
+                // Selects, not branches (see `max_pool`).
                 win.each(|q| {
-                    for (ch, &v) in x[q * c..][..c].iter().enumerate() {
-                        if v > best[ch] {
-                            best[ch] = v;
-                            arow[ch] = Some(q * c + ch);
-                        }
+                    let xs = &x[q * c..][..c];
+                    for (ch, ((b, ai), &v)) in
+                        best.iter_mut().zip(arow.iter_mut()).zip(xs).enumerate()
+                    {
+                        let more = v > *b;
+                        *b = if more { v } else { *b };
+                        *ai = if more { q * c + ch } else { *ai };
                     }
                 });
             });
@@ -518,6 +521,9 @@ fn argmax<T: Float + Send + Sync>(
     );
     Ok(arg)
 }
+
+/// No element of the window takes the gradient.
+const NO_ARG: usize = usize::MAX;
 
 /// The gradient of [`max_pool`]: each `dy` element added at its window's first maximum
 /// of `x`, or (`all_ties`, TF's `MaxPool3DGrad`) at every element equal to the maximum.
@@ -567,9 +573,9 @@ pub fn max_pool_grad<T: Float + Send + Sync>(
     let (ii, oi) = (g.in_img(), g.out_img());
     let mut out = crate::size::try_vec_filled(op, len, T::zero())?;
     per_image(&mut out, ii, n * oi, |i, o| {
-        for (j, a) in arg[i * oi..(i + 1) * oi].iter().enumerate() {
-            if let Some(q) = a {
-                o[*q] = o[*q] + dys[i * oi + j];
+        for (j, &q) in arg[i * oi..(i + 1) * oi].iter().enumerate() {
+            if q != NO_ARG {
+                o[q] = o[q] + dys[i * oi + j];
             }
         }
     });
@@ -595,8 +601,8 @@ pub fn max_pool_grad_grad<T: Float + Send + Sync>(
     let oi = g.out_img();
     let mut out = crate::size::try_vec_filled(op, len, T::zero())?;
     per_image(&mut out, oi, len, |i, o| {
-        for (d, a) in o.iter_mut().zip(&arg[i * oi..(i + 1) * oi]) {
-            if let Some(q) = a {
+        for (d, &q) in o.iter_mut().zip(&arg[i * oi..(i + 1) * oi]) {
+            if q != NO_ARG {
                 *d = dds[i * ii + q];
             }
         }
