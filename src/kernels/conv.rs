@@ -501,19 +501,24 @@ fn argmax<T: Float + Send + Sync>(
         (n * oi).saturating_mul(g.window_elems()),
         |i, a| {
             let x = &x[i * ii..][..ii];
-            let mut best = vec![T::min_value(); c];
+            let lowest = T::min_value();
+            let mut best = vec![lowest; c];
             g.windows(|p, win| {
-                best.iter_mut().for_each(|b| *b = T::min_value());
-                let arow = &mut a[p * c..][..c];
-                // Selects, not branches (see `max_pool`).
+                // The maximum first (selects, which vectorize; see `max_pool`), then its
+                // first occurrence in scan order: the element that first exceeded
+                // everything before it.
+                best.iter_mut().for_each(|b| *b = lowest);
                 win.each(|q| {
-                    let xs = &x[q * c..][..c];
-                    for (ch, ((b, ai), &v)) in
-                        best.iter_mut().zip(arow.iter_mut()).zip(xs).enumerate()
-                    {
-                        let more = v > *b;
-                        *b = if more { v } else { *b };
-                        *ai = if more { q * c + ch } else { *ai };
+                    for (b, &v) in best.iter_mut().zip(&x[q * c..][..c]) {
+                        *b = if v > *b { v } else { *b };
+                    }
+                });
+                let arow = &mut a[p * c..][..c];
+                win.each(|q| {
+                    for (ch, (ai, &v)) in arow.iter_mut().zip(&x[q * c..][..c]).enumerate() {
+                        if *ai == NO_ARG && v == best[ch] && v > lowest {
+                            *ai = q * c + ch;
+                        }
                     }
                 });
             });
