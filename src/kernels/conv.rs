@@ -138,7 +138,13 @@ fn im2col<T: Float + Send + Sync>(op: &'static str, g: &ConvGeom, x: &[T]) -> Re
                     for kx in 0..g.kw {
                         if let Some((y, xx)) = g.tap(oy, ox, ky, kx) {
                             let at = (ky * g.kw + kx) * g.c;
-                            row[at..at + g.c].copy_from_slice(&x[(y * g.w + xx) * g.c..][..g.c]);
+                            // An element loop, not `copy_from_slice`: with few
+                            // channels (a first layer's one) a memcpy call per tap
+                            // costs more than the copy.
+                            let src = &x[(y * g.w + xx) * g.c..][..g.c];
+                            for (d, &v) in row[at..at + g.c].iter_mut().zip(src) {
+                                *d = v;
+                            }
                         }
                     }
                 }

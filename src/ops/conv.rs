@@ -1479,6 +1479,82 @@ mod tests {
         ));
     }
 
+    /// The forward-mode rule of `op` at `inputs` along `tangents` (one output).
+    fn jvp_of(op: impl Op, inputs: &[&Tensor], tangents: &[Option<Tensor>]) -> Vec<f64> {
+        use crate::tape::arena::{Node, Slot};
+        let node = Node {
+            op: std::sync::Arc::new(op),
+            inputs: inputs.iter().map(|t| Slot::of(t)).collect(),
+            outputs: Default::default(),
+            saved_inputs: inputs.iter().map(|t| Some((*t).clone())).collect(),
+            saved_outputs: Default::default(),
+        };
+        let needs = vec![true; inputs.len()];
+        let cx = VjpCx::new(&node, &needs, 0);
+        let out = node.op.jvp(&cx, tangents).expect("a rule").unwrap();
+        vals(out[0].as_ref().expect("a tangent"))
+    }
+
+    #[test]
+    fn jvps_match_the_linearizations() {
+        let x = t64(&[0.5, -1., 2., 3., 1.5, -0.5, 4., 0.], &[1, 2, 4, 1]);
+        let w = t64(&[1., -2., 0.5, 3.], &[2, 2, 1, 1]);
+        let dx = t64(&[1., 0., -1., 2., 0.5, 1., 0., -2.], &[1, 2, 4, 1]);
+        let dw = t64(&[0., 1., 1., -1.], &[2, 2, 1, 1]);
+        let g = conv_geom(
+            "Conv2D",
+            x.shape(),
+            w.shape(),
+            [1, 1],
+            &Padding::Same,
+            [1, 1],
+            false,
+        )
+        .unwrap();
+        let conv = |x: &Tensor, w: &Tensor| vals(&conv_g(&g, x, w).unwrap());
+        // Bilinear: the tangent is conv(dx, w) + conv(x, dw), exactly.
+        let want: Vec<f64> = conv(&dx, &w)
+            .iter()
+            .zip(conv(&x, &dw))
+            .map(|(a, b)| a + b)
+            .collect();
+        let got = jvp_of(
+            Conv { g: g.clone() },
+            &[&x, &w],
+            &[Some(dx.clone()), Some(dw.clone())],
+        );
+        close(&got, &want);
+        close(
+            &jvp_of(Conv { g: g.clone() }, &[&x, &w], &[None, Some(dw.clone())]),
+            &conv(&x, &dw),
+        );
+        // The backprops are bilinear too.
+        let dy = conv_g(&g, &x, &w).unwrap();
+        let bpi = |w: &Tensor, dy: &Tensor| vals(&backprop_input_g(&g, w, dy).unwrap());
+        let want: Vec<f64> = bpi(&dw, &dy)
+            .iter()
+            .zip(bpi(&w, &dy))
+            .map(|(a, b)| a + b)
+            .collect();
+        let got = jvp_of(
+            BackpropInput { g: g.clone() },
+            &[&w, &dy],
+            &[Some(dw.clone()), Some(dy.clone())],
+        );
+        close(&got, &want);
+        // Max pooling reads the tangent at each window's maximum; average pooling
+        // averages it.
+        let pg = pool_geom("MaxPool", x.shape(), &[2, 2], &[2, 2], &Padding::Valid).unwrap();
+        close(
+            &jvp_of(MaxPool { g: pg.clone() }, &[&x], &[Some(dx.clone())]),
+            &[0.5, 0.],
+        );
+        close(
+            &jvp_of(AvgPool { g: pg }, &[&x], &[Some(dx.clone())]),
+            &[0.625, -0.25],
+        );
+    }
+
     #[test]
     fn fused_batch_norm_statistics() {
         let x = t64(&[1., 2., 4., 9.], &[2, 2, 1, 1]);
