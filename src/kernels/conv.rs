@@ -446,6 +446,18 @@ impl Window {
             }
         }
     }
+    /// [`Window::each`] in reverse scan order.
+    #[inline(always)]
+    fn each_rev(self, mut f: impl FnMut(usize)) {
+        for z in (self.d.0..self.d.1).rev() {
+            for y in (self.h.0..self.h.1).rev() {
+                let base = (z * self.hs + y) * self.ws;
+                for x in (self.w.0..self.w.1).rev() {
+                    f(base + x);
+                }
+            }
+        }
+    }
     fn count(self) -> usize {
         (self.d.1 - self.d.0) * (self.h.1 - self.h.0) * (self.w.1 - self.w.0)
     }
@@ -511,8 +523,10 @@ fn argmax<T: Float + Send + Sync>(
             let mut best = vec![lowest; c];
             g.windows(|p, win| {
                 // The maximum first (selects, which vectorize; see `max_pool`), then its
-                // first occurrence in scan order: the element that first exceeded
-                // everything before it.
+                // first occurrence in scan order (the element that first exceeded
+                // everything before it), found by walking the window backwards with
+                // selects: the last match written is the first in scan order. Branches
+                // here would mispredict on random data.
                 best.iter_mut().for_each(|b| *b = lowest);
                 win.each(|q| {
                     for (b, &v) in best.iter_mut().zip(&x[q * c..][..c]) {
@@ -520,13 +534,16 @@ fn argmax<T: Float + Send + Sync>(
                     }
                 });
                 let arow = &mut a[p * c..][..c];
-                win.each(|q| {
-                    for (ch, (ai, &v)) in arow.iter_mut().zip(&x[q * c..][..c]).enumerate() {
-                        if *ai == NO_ARG && v == best[ch] && v > lowest {
-                            *ai = q * c + ch;
-                        }
+                win.each_rev(|q| {
+                    let xs = &x[q * c..][..c];
+                    for (ch, ((ai, &v), &b)) in arow.iter_mut().zip(xs).zip(&best).enumerate() {
+                        *ai = if v == b { q * c + ch } else { *ai };
                     }
                 });
+                // No element above the lowest finite value: no gradient (TF's start).
+                for (ai, &b) in arow.iter_mut().zip(&best) {
+                    *ai = if b > lowest { *ai } else { NO_ARG };
+                }
             });
         },
     );
