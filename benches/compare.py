@@ -28,6 +28,10 @@ Workloads (float32 everywhere, eager everywhere: no ``tf.function``, no
     RSS before the forward, MiB (values under 1 MiB are RSS noise).
 10. threads: two Python threads each running workload 3's step on its own weights,
     throughput relative to one thread running it alone: 2·t_one / t_two (2.0 = perfect).
+11. CNN step on 64×28×28×1 inputs: conv 3×3·32 (VALID) → ReLU → max pool 2×2 → conv
+    3×3·64 → ReLU → max pool 2×2 → flatten (1600) → dense 10, softmax cross-entropy
+    (logsumexp minus the true logit), backward, SGD; ms. NHWC where the framework
+    takes it (PyTorch: NCHW, its native layout; the same weights, transposed).
 
 The MLPs use plain weight tensors (Variables where the framework has them) updated in
 place with ``assign_sub`` (PyTorch: ``sub_`` under ``no_grad``), the same code shape
@@ -108,15 +112,16 @@ WORKLOADS = [
     Workload("mem_kept", "memory kept after `del` of a persistent tape", "MiB", float, "torch", "≤ PyTorch's",
              lambda g, a: g <= max(a, 1.0), True),
     Workload("threads", "2 threads, own tapes, vs 1 thread", "×", float, None, "≥ 1.0×", lambda g, a: g >= 1.0),
+    Workload("cnn", "CNN step 64×28×28×1, 2 conv + 2 pool + dense", "ms", lambda s: s * 1e3, "torch", "≤ 1.0× PyTorch", _le(1.0)),
 ]
 
 MODES = {
     # rounds; per round: repetitions of each timing workload; warm-up calls; memory repeats
     "quick": {"rounds": 3, "tiny_n": 500, "reps": {"tiny_fwd": 2, "tiny_bwd": 2, "mlp_big": 3, "mlp_small": 3,
-              "matmul_1024": 2, "matmul_2048": 1, "elementwise": 1, "threads": 1},
+              "matmul_1024": 2, "matmul_2048": 1, "elementwise": 1, "threads": 1, "cnn": 2},
               "small_inner": 10, "thread_steps": 10, "warmup": 1, "mem_repeats": 1},
     "full": {"rounds": 7, "tiny_n": 2000, "reps": {"tiny_fwd": 3, "tiny_bwd": 3, "mlp_big": 5, "mlp_small": 5,
-             "matmul_1024": 3, "matmul_2048": 2, "elementwise": 2, "threads": 1},
+             "matmul_1024": 3, "matmul_2048": 2, "elementwise": 2, "threads": 1, "cnn": 3},
              "small_inner": 10, "thread_steps": 25, "warmup": 2, "mem_repeats": 3},
 }
 
@@ -182,6 +187,95 @@ def check_sgd(before, after, x, y, xent):
         # differs almost everywhere.
         bad = ~np.isclose(w1, w0 - LR * g, rtol=1e-4, atol=1e-5)
         assert bad.mean() <= 0.02, f"parameter {i}: {bad.mean():.1%} of the SGD update differs from NumPy's"
+
+
+CNN_BATCH, CNN_CHANNELS = 64, (1, 32, 64)
+
+
+def cnn_data(seed):
+    """Weights (HWIO kernels, biases, dense), NHWC inputs and one-hot labels."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    c0, c1, c2 = CNN_CHANNELS
+
+    def glorot(shape, fan_in, fan_out):
+        lim = (6.0 / (fan_in + fan_out)) ** 0.5
+        return rng.uniform(-lim, lim, shape).astype(np.float32)
+
+    params = [
+        glorot((3, 3, c0, c1), 9 * c0, 9 * c1), rng.uniform(-0.1, 0.1, c1).astype(np.float32),
+        glorot((3, 3, c1, c2), 9 * c1, 9 * c2), rng.uniform(-0.1, 0.1, c2).astype(np.float32),
+        glorot((5 * 5 * c2, 10), 5 * 5 * c2, 10), rng.uniform(-0.1, 0.1, 10).astype(np.float32),
+    ]
+    x = rng.standard_normal((CNN_BATCH, 28, 28, c0)).astype(np.float32)
+    y = np.eye(10, dtype=np.float32)[rng.integers(0, 10, size=CNN_BATCH)]
+    return params, x, y
+
+
+def cnn_reference_grads(params, x, y):
+    """Loss and gradients of the CNN in float64 NumPy (VALID convs, 2×2 max pools)."""
+    import numpy as np
+    from numpy.lib.stride_tricks import sliding_window_view
+
+    w1, b1, w2, b2, w3, b3 = (q.astype(np.float64) for q in params)
+
+    def conv(a, w):
+        win = sliding_window_view(a, (3, 3), axis=(1, 2))  # n, oh, ow, c, 3, 3
+        return np.einsum("nhwcij,ijco->nhwo", win, w), win
+
+    def pool(a):
+        n, h, w, c = a.shape
+        h2, w2 = h // 2, w // 2
+        blocks = a[:, : 2 * h2, : 2 * w2].reshape(n, h2, 2, w2, 2, c).transpose(0, 1, 3, 5, 2, 4).reshape(n, h2, w2, c, 4)
+        arg = blocks.argmax(axis=-1)  # the first maximum, TF's and PyTorch's tie rule
+        return blocks.max(axis=-1), arg
+
+    def unpool(d, arg, shape):
+        n, h2, w2, c = d.shape
+        blocks = np.zeros((n, h2, w2, c, 4))
+        np.put_along_axis(blocks, arg[..., None], d[..., None], axis=-1)
+        out = np.zeros(shape)
+        out[:, : 2 * h2, : 2 * w2] = blocks.reshape(n, h2, w2, c, 2, 2).transpose(0, 1, 4, 2, 5, 3).reshape(n, 2 * h2, 2 * w2, c)
+        return out
+
+    x = x.astype(np.float64)
+    z1, win1 = conv(x, w1)
+    z1 = z1 + b1
+    a1 = np.maximum(z1, 0)
+    p1, arg1 = pool(a1)
+    z2, win2 = conv(p1, w2)
+    z2 = z2 + b2
+    a2 = np.maximum(z2, 0)
+    p2, arg2 = pool(a2)
+    f = p2.reshape(len(x), -1)
+    z = f @ w3 + b3
+    m = z.max(axis=1, keepdims=True)
+    e = np.exp(z - m)
+    loss = np.mean(np.log(e.sum(axis=1)) + m[:, 0] - (z * y).sum(axis=1))
+    dz = (e / e.sum(axis=1, keepdims=True) - y) / len(x)
+    g3, gb3 = f.T @ dz, dz.sum(axis=0)
+    dz2 = unpool((dz @ w3.T).reshape(p2.shape), arg2, a2.shape) * (z2 > 0)
+    g2, gb2 = np.einsum("nhwcij,nhwo->ijco", win2, dz2), dz2.sum(axis=(0, 1, 2))
+    dp1 = np.zeros(p1.shape)
+    for i in range(3):
+        for j in range(3):
+            dp1[:, i : i + dz2.shape[1], j : j + dz2.shape[2]] += dz2 @ w2[i, j].T
+    dz1 = unpool(dp1, arg1, a1.shape) * (z1 > 0)
+    g1, gb1 = np.einsum("nhwcij,nhwo->ijco", win1, dz1), dz1.sum(axis=(0, 1, 2))
+    return loss, [g1, gb1, g2, gb2, g3, gb3]
+
+
+def check_cnn_sgd(before, after, x, y):
+    """Assert that one SGD step of the CNN turned ``before`` into ``after``."""
+    import numpy as np
+
+    _, grads = cnn_reference_grads(before, x, y)
+    for i, (w0, w1, g) in enumerate(zip(before, after, grads)):
+        # As in check_sgd: float32 may put a pre-activation within rounding of 0 (or a
+        # near-tie in a pooling window) on the other side.
+        bad = ~np.isclose(w1, w0 - LR * g, rtol=1e-3, atol=1e-5)
+        assert bad.mean() <= 0.02, f"CNN parameter {i}: {bad.mean():.1%} of the SGD update differs from NumPy's"
 
 
 def deep_data(layers, seed=0):
@@ -325,6 +419,29 @@ class Gradtape:
 
         return step
 
+    def cnn(self, seed):
+        gt = self.gt
+        params, xn, yn = cnn_data(seed)
+        ws = [gt.Variable(p) for p in params]
+        x, y = gt.constant(xn), gt.constant(yn)
+
+        def step(check=False):
+            before = [w.numpy() for w in ws] if check else None
+            with gt.GradientTape() as t:
+                h = gt.nn.relu(gt.nn.conv2d(x, ws[0], 1, "VALID") + ws[1])
+                h = gt.nn.max_pool2d(h, 2, 2, "VALID")
+                h = gt.nn.relu(gt.nn.conv2d(h, ws[2], 1, "VALID") + ws[3])
+                h = gt.nn.max_pool2d(h, 2, 2, "VALID")
+                h = gt.matmul(gt.reshape(h, [CNN_BATCH, -1]), ws[4]) + ws[5]
+                loss = gt.reduce_mean(gt.reduce_logsumexp(h, axis=1) - gt.reduce_sum(h * y, axis=1))
+            grads = t.gradient(loss, ws)
+            for w, g in zip(ws, grads):
+                w.assign_sub(LR * g)
+            if check:
+                check_cnn_sgd(before, [w.numpy() for w in ws], xn, yn)
+
+        return step
+
     def matmul(self, n):
         gt = self.gt
         an, bn = matrices(n)
@@ -439,6 +556,34 @@ class Torch:
 
         return step
 
+    def cnn(self, seed):
+        torch = self.torch
+        F = torch.nn.functional
+        params, xn, yn = cnn_data(seed)
+        # PyTorch's native layout: NCHW inputs, OIHW kernels; the dense layer reads the
+        # flattened features in NHWC order, as the other frameworks', so it gets the
+        # same weights.
+        ws = [torch.tensor(p.transpose(3, 2, 0, 1) if p.ndim == 4 else p, requires_grad=True) for p in params]
+        x, y = torch.from_numpy(xn.transpose(0, 3, 1, 2).copy()), torch.from_numpy(yn)
+
+        def numpy_params():
+            return [(w.detach().numpy().transpose(2, 3, 1, 0) if w.ndim == 4 else w.detach().numpy()).copy() for w in ws]
+
+        def step(check=False):
+            before = numpy_params() if check else None
+            h = F.max_pool2d(torch.relu(F.conv2d(x, ws[0], ws[1])), 2)
+            h = F.max_pool2d(torch.relu(F.conv2d(h, ws[2], ws[3])), 2)
+            h = h.permute(0, 2, 3, 1).reshape(CNN_BATCH, -1) @ ws[4] + ws[5]
+            loss = (torch.logsumexp(h, dim=1) - (h * y).sum(dim=1)).mean()
+            grads = torch.autograd.grad(loss, ws)
+            with torch.no_grad():
+                for w, g in zip(ws, grads):
+                    w.sub_(LR * g)
+            if check:
+                check_cnn_sgd(before, numpy_params(), xn, yn)
+
+        return step
+
     def matmul(self, n):
         torch = self.torch
         an, bn = matrices(n)
@@ -549,6 +694,29 @@ class Tensorflow:
                 w.assign_sub(LR * g)
             if check:
                 check_sgd(before, [w.numpy() for w in ws], xn, yn, xent)
+
+        return step
+
+    def cnn(self, seed):
+        tf = self.tf
+        params, xn, yn = cnn_data(seed)
+        ws = [tf.Variable(p) for p in params]
+        x, y = tf.constant(xn), tf.constant(yn)
+
+        def step(check=False):
+            before = [w.numpy() for w in ws] if check else None
+            with tf.GradientTape() as t:
+                h = tf.nn.relu(tf.nn.conv2d(x, ws[0], 1, "VALID") + ws[1])
+                h = tf.nn.max_pool2d(h, 2, 2, "VALID")
+                h = tf.nn.relu(tf.nn.conv2d(h, ws[2], 1, "VALID") + ws[3])
+                h = tf.nn.max_pool2d(h, 2, 2, "VALID")
+                h = tf.matmul(tf.reshape(h, [CNN_BATCH, -1]), ws[4]) + ws[5]
+                loss = tf.reduce_mean(tf.reduce_logsumexp(h, axis=1) - tf.reduce_sum(h * y, axis=1))
+            grads = t.gradient(loss, ws)
+            for w, g in zip(ws, grads):
+                w.assign_sub(LR * g)
+            if check:
+                check_cnn_sgd(before, [w.numpy() for w in ws], xn, yn)
 
         return step
 
@@ -671,6 +839,31 @@ class Jax:
 
         return step
 
+    def cnn(self, seed):
+        jax, jnp = self.jax, self.jnp
+        params, xn, yn = cnn_data(seed)
+        state = {"p": [jnp.asarray(p) for p in params]}
+        x, y = jnp.asarray(xn), jnp.asarray(yn)
+        dn = ("NHWC", "HWIO", "NHWC")
+
+        def pool(h):
+            return jax.lax.reduce_window(h, -jnp.inf, jax.lax.max, (1, 2, 2, 1), (1, 2, 2, 1), "VALID")
+
+        def loss_fn(ws):
+            h = pool(jax.nn.relu(jax.lax.conv_general_dilated(x, ws[0], (1, 1), "VALID", dimension_numbers=dn) + ws[1]))
+            h = pool(jax.nn.relu(jax.lax.conv_general_dilated(h, ws[2], (1, 1), "VALID", dimension_numbers=dn) + ws[3]))
+            h = h.reshape(CNN_BATCH, -1) @ ws[4] + ws[5]
+            return jnp.mean(jax.nn.logsumexp(h, axis=1) - jnp.sum(h * y, axis=1))
+
+        def step(check=False):
+            before = [jax.device_get(w) for w in state["p"]] if check else None
+            grads = jax.grad(loss_fn)(state["p"])
+            state["p"] = jax.block_until_ready([w - LR * g for w, g in zip(state["p"], grads)])
+            if check:
+                check_cnn_sgd(before, [jax.device_get(w) for w in state["p"]], xn, yn)
+
+        return step
+
     def matmul(self, n):
         jax, jnp = self.jax, self.jnp
         an, bn = matrices(n)
@@ -783,6 +976,7 @@ def make_workload(backend, key, cfg):
         "matmul_2048": lambda: backend.matmul(2048),
         "elementwise": backend.elementwise,
         "threads": lambda: two_threads(backend, cfg["thread_steps"]),
+        "cnn": lambda: per_call(backend.cnn(0)),
     }[key]()
 
 

@@ -4,6 +4,7 @@
 //! allocation-light) and split across the engine's pool ([`crate::pool`]) above it.
 
 pub mod concat;
+pub mod conv;
 pub mod elementwise;
 pub mod fill;
 pub mod linalg;

@@ -17,6 +17,7 @@ use crate::tensor::Tensor;
 mod binary;
 mod complex;
 mod concat;
+mod conv;
 mod create;
 mod einsum;
 mod index;
@@ -34,6 +35,7 @@ mod unary;
 pub use binary::*;
 pub use complex::*;
 pub use concat::*;
+pub use conv::*;
 pub use create::*;
 pub use einsum::*;
 pub use index::*;
@@ -55,6 +57,7 @@ pub(crate) const PYTHON: &[crate::python::expose::Family] = &[
     family!(binary),
     family!(complex),
     family!(concat),
+    family!(conv),
     family!(create),
     family!(einsum),
     family!(index),

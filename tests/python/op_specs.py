@@ -1019,6 +1019,168 @@ for _eq, _shapes in [
         case=_eq,
     )
 
+# ----------------------------------------------------------------------------- convolutions and pooling
+# numpy references of TF's NHWC convolutions and pools, written with explicit padding:
+# SAME pads ``max((out - 1) * stride + (k - 1) * dilation + 1 - in, 0)`` elements, the
+# smaller half before.
+
+
+def _np_pads(size, k, s, d, padding):
+    eff = (k - 1) * d + 1
+    if padding == "SAME":
+        out = -(-size // s)
+        total = max((out - 1) * s + eff - size, 0)
+        return out, total // 2, total - total // 2
+    if padding == "VALID":
+        return (size - eff) // s + 1, 0, 0
+    before, after = padding
+    return (size + before + after - eff) // s + 1, before, after
+
+
+def _np_conv2d(x, w, strides=(1, 1), padding="VALID", dilations=(1, 1), depthwise=False):
+    n, h, wd, c = x.shape
+    kh, kw = w.shape[:2]
+    pads = [padding] * 2 if isinstance(padding, str) else padding
+    oh, pt, pb = _np_pads(h, kh, strides[0], dilations[0], pads[0])
+    ow, pl, pr = _np_pads(wd, kw, strides[1], dilations[1], pads[1])
+    xp = np.pad(x, [(0, 0), (pt, max(pb, 0)), (pl, max(pr, 0)), (0, 0)])
+    out = 0.0
+    for i in range(kh):
+        for j in range(kw):
+            y0, x0 = i * dilations[0], j * dilations[1]
+            patch = xp[:, y0 : y0 + (oh - 1) * strides[0] + 1 : strides[0], x0 : x0 + (ow - 1) * strides[1] + 1 : strides[1], :]
+            if depthwise:
+                out = out + (patch[..., :, None] * w[i, j][None, None, None]).reshape(n, oh, ow, -1)
+            else:
+                out = out + np.einsum("nhwc,co->nhwo", patch, w[i, j])
+    return out
+
+
+def _np_conv2d_transpose(x, w, out_shape, strides=(1, 1), padding="VALID"):
+    # The adjoint of _np_conv2d: scatter each input pixel's filter-weighted window.
+    n, hh, ww, oc = out_shape
+    kh, kw = w.shape[:2]
+    _, pt, pb = _np_pads(hh, kh, strides[0], 1, padding)
+    _, pl, pr = _np_pads(ww, kw, strides[1], 1, padding)
+    big = np.zeros((n, hh + pt + pb + kh + strides[0], ww + pl + pr + kw + strides[1], oc), dtype=x.dtype)
+    ih, iw = x.shape[1:3]
+    for i in range(kh):
+        for j in range(kw):
+            big[:, i : i + (ih - 1) * strides[0] + 1 : strides[0], j : j + (iw - 1) * strides[1] + 1 : strides[1], :] += np.einsum("nhwi,oi->nhwo", x, w[i, j])
+    return big[:, pt : pt + hh, pl : pl + ww, :]
+
+
+def _np_pool(x, k, s, padding, kind):
+    sp = x.ndim - 2
+    outs, los = [], []
+    for a in range(sp):
+        o, before, _ = _np_pads(x.shape[1 + a], k[a], s[a], 1, padding)
+        outs.append(o)
+        los.append(before)
+    out = np.zeros((x.shape[0], *outs, x.shape[-1]), dtype=x.dtype)
+    for idx in np.ndindex(*outs):
+        sl = []
+        for a, o in enumerate(idx):
+            start = o * s[a] - los[a]
+            sl.append(slice(max(start, 0), min(start + k[a], x.shape[1 + a])))
+        win = x[(slice(None), *sl, slice(None))]
+        win = win.reshape(x.shape[0], int(np.prod(win.shape[1:-1])), x.shape[-1])
+        out[(slice(None), *idx, slice(None))] = win.max(axis=1) if kind == "max" else win.mean(axis=1)
+    return out
+
+
+def _np_fused_batch_norm(x, scale, offset, eps=1e-3):
+    m = x.mean(axis=(0, 1, 2))
+    v = x.var(axis=(0, 1, 2))
+    return (x - m) / np.sqrt(v + eps) * scale + offset
+
+
+_CONV = [((2, 5, 6, 2), (3, 3, 2, 3)), ((1, 4, 4, 3), (1, 1, 3, 2)), ((0, 4, 4, 2), (2, 2, 2, 1))]
+for _pad in ["SAME", "VALID"]:
+    for _st, _dl in [((1, 1), (1, 1)), ((2, 2), (1, 1)), ((2, 1), (1, 1)), ((1, 1), (2, 1))]:
+        row(
+            "conv2d",
+            (lambda p, st, dl: lambda x, w: gt.nn.conv2d(x, w, strides=st, padding=p, dilations=dl))(_pad, _st, _dl),
+            (lambda p, st, dl: lambda x, w: _np_conv2d(x, w, st, p, dl))(_pad, _st, _dl),
+            _CONV,
+            case=f"{_pad},s={_st},d={_dl}",
+        )
+row(
+    "conv2d",
+    lambda x, w: gt.nn.conv2d(x, w, strides=[1, 2, 1, 1], padding=[[0, 0], [1, 2], [0, 1], [0, 0]]),
+    lambda x, w: _np_conv2d(x, w, (2, 1), [(1, 2), (0, 1)]),
+    _CONV[:1],
+    case="explicit",
+)
+row(
+    "conv1d",
+    lambda x, w: gt.nn.conv1d(x, w, stride=2, padding="SAME"),
+    lambda x, w: _np_conv2d(x[:, None], w[None], (1, 2), "SAME")[:, 0],
+    [((2, 7, 2), (3, 2, 3))],
+)
+row(
+    "conv1d",
+    lambda x, w: gt.nn.conv1d(x, w, stride=1, padding="VALID", dilations=2),
+    lambda x, w: _np_conv2d(x[:, None], w[None], (1, 1), "VALID", (1, 2))[:, 0],
+    [((2, 7, 2), (2, 2, 3))],
+    case="dilated",
+)
+for _pad, _st, _out in [("SAME", (2, 2), (2, 6, 7, 3)), ("VALID", (2, 1), (2, 7, 5, 3)), ("SAME", (1, 1), (2, 3, 4, 3))]:
+    row(
+        "conv2d_transpose",
+        (lambda p, st, o: lambda x, w: gt.nn.conv2d_transpose(x, w, o, st, p))(_pad, _st, _out),
+        (lambda p, st, o: lambda x, w: _np_conv2d_transpose(x, w, o, st, p))(_pad, _st, _out),
+        [({"SAME": (2, -(-_out[1] // _st[0]), -(-_out[2] // _st[1]), 2), "VALID": (2, 3, 3, 2)}[_pad], (3, 3, 3, 2))],
+        case=f"{_pad},s={_st}",
+    )
+for _pad, _st, _dl in [("SAME", (1, 1), (1, 1)), ("VALID", (2, 2), (1, 1)), ("SAME", (1, 1), (2, 2))]:
+    row(
+        "depthwise_conv2d",
+        (lambda p, st, dl: lambda x, w: gt.nn.depthwise_conv2d(x, w, [1, *st, 1], p, dilations=dl))(_pad, _st, _dl),
+        (lambda p, st, dl: lambda x, w: _np_conv2d(x, w, st, p, dl, depthwise=True))(_pad, _st, _dl),
+        [((2, 5, 6, 3), (3, 3, 3, 2))],
+        case=f"{_pad},s={_st},d={_dl}",
+    )
+
+# Pools: distinct values (no ties) so max pooling is smooth around the sample.
+for _pad in ["SAME", "VALID"]:
+    for _k, _s in [((2, 2), (2, 2)), ((3, 3), (2, 2)), ((3, 2), (1, 2))]:
+        for _name, _kind in [("max_pool2d", "max"), ("avg_pool2d", "avg")]:
+            row(
+                _name,
+                (lambda n, k, s, p: lambda x: getattr(gt.nn, n)(x, k, s, p))(_name, _k, _s, _pad),
+                (lambda kind, k, s, p: lambda x: _np_pool(x, k, s, p, kind))(_kind, _k, _s, _pad),
+                [((2, 5, 6, 2),), ((0, 4, 4, 1),)],
+                sample=distinct,
+                case=f"{_pad},k={_k},s={_s}",
+            )
+for _name, _kind, _sp in [("max_pool3d", "max", 3), ("avg_pool3d", "avg", 3), ("max_pool1d", "max", 1), ("avg_pool1d", "avg", 1)]:
+    for _pad in ["SAME", "VALID"]:
+        row(
+            _name,
+            (lambda n, p: lambda x: getattr(gt.nn, n)(x, 2, 2, p))(_name, _pad),
+            (lambda kind, p, sp: lambda x: _np_pool(x, (2,) * sp, (2,) * sp, p, kind))(_kind, _pad, _sp),
+            [((1, 3, 4, 5, 2),)] if _sp == 3 else [((2, 7, 3),)],
+            sample=distinct,
+            case=_pad,
+        )
+for _name, _kind in [("max_pool", "max"), ("avg_pool", "avg")]:
+    row(
+        _name,
+        (lambda n: lambda x: getattr(gt.nn, n)(x, 3, 2, "SAME"))(_name),
+        (lambda kind: lambda x: _np_pool(x, (3,) * (x.ndim - 2), (2,) * (x.ndim - 2), "SAME", kind))(_kind),
+        [((2, 7, 3),), ((1, 5, 5, 2),), ((1, 3, 4, 5, 1),)],
+        sample=distinct,
+    )
+row(
+    "fused_batch_norm",
+    lambda x, s, o: gt.nn.fused_batch_norm(x, s, o)[0],
+    _np_fused_batch_norm,
+    [((2, 3, 3, 2), (2,), (2,))],
+    sample=(normal, positive, normal),
+    fwd_tol={**FORWARD_TOL, "float16": (2e-2, 2e-2)},
+)
+
 # ----------------------------------------------------------------------------- coverage lists
 NOT_DIFFERENTIABLE = [
     # comparisons and logic: bool outputs
@@ -1062,6 +1224,10 @@ REAL_ONLY = {
     "reduce_max", "reduce_min", "reduce_logsumexp", "softmax", "log_softmax", "l2_loss",
     "sigmoid_cross_entropy_with_logits", "softmax_cross_entropy_with_logits",
     "sparse_softmax_cross_entropy_with_logits",
+    # TF's convolution, pooling and batch-norm kernels take real floats only.
+    "conv1d", "conv2d", "conv2d_transpose", "depthwise_conv2d", "max_pool", "max_pool1d",
+    "max_pool2d", "max_pool3d", "avg_pool", "avg_pool1d", "avg_pool2d", "avg_pool3d",
+    "fused_batch_norm",
 }
 
 

@@ -237,3 +237,39 @@ def test_float64_inputs_are_cast_to_the_layer_dtype():
     y = bn(gt.constant(X.astype(np.float64)), training=True)
     assert y.dtype == gt.float32
     np.testing.assert_allclose(y.numpy(), (X - MEAN) / np.sqrt(VAR + 1e-3), rtol=1e-5)
+
+
+def test_fused_matches_the_composed_layer_and_updates_with_the_unbiased_variance():
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((4, 3, 3, 2)).astype(np.float32) * 2 + 1
+    plain = gt.layers.BatchNormalization(momentum=0.9)
+    fused = gt.layers.BatchNormalization(momentum=0.9, fused=True)
+    yp = plain(x, training=True)
+    yf = fused(x, training=True)
+    np.testing.assert_allclose(yf.numpy(), yp.numpy(), rtol=1e-5, atol=1e-5)
+    m, v = x.mean(axis=(0, 1, 2)), x.var(axis=(0, 1, 2))
+    n = 4 * 3 * 3
+    np.testing.assert_allclose(fused.moving_mean.numpy(), 0.1 * m, rtol=1e-5)
+    np.testing.assert_allclose(fused.moving_variance.numpy(), 0.9 + 0.1 * v * n / (n - 1), rtol=1e-5)
+    np.testing.assert_allclose(plain.moving_variance.numpy(), 0.9 + 0.1 * v, rtol=1e-5)
+    # Inference uses the moving statistics.
+    want = (x - fused.moving_mean.numpy()) / np.sqrt(fused.moving_variance.numpy() + 1e-3)
+    np.testing.assert_allclose(fused(x).numpy(), want, rtol=1e-5, atol=1e-6)
+    # Gradients reach gamma and beta.
+    with gt.GradientTape() as tape:
+        loss = gt.reduce_sum(fused(x, training=True) * gt.constant(rng.standard_normal(x.shape).astype(np.float32)))
+    gg, gb = tape.gradient(loss, fused.trainable_variables)
+    assert gg.shape == (2,) and gb.shape == (2,)
+
+
+def test_fused_channels_first_and_errors():
+    x = np.arange(16.0, dtype=np.float32).reshape(2, 2, 2, 2)
+    bn = gt.layers.BatchNormalization(axis=1, fused=True, momentum=0.0)
+    bn(x, training=True)
+    np.testing.assert_allclose(bn.moving_mean.numpy(), x.mean(axis=(0, 2, 3)))
+    with pytest.raises(ValueError, match="fused"):
+        gt.layers.BatchNormalization(fused=True)(gt.ones([2, 3]))
+    with pytest.raises(ValueError, match="fused"):
+        gt.layers.BatchNormalization(axis=2, fused=True)(gt.ones([2, 3, 3, 2]))
+    with pytest.raises(TypeError):
+        gt.layers.BatchNormalization(fused="yes")

@@ -58,6 +58,29 @@ FIRST_ORDER = [
     ),
     ("squared_difference_tie", lambda x, y: gt.math.squared_difference(x, y), [[1.0], [1.0]], None, [[0.0], [-0.0]]),
     ("reduce_max_ties", lambda x: gt.reduce_max(x), [[1.0, 3.0, 3.0, 2.0]], None, [[0.0, 0.5, 0.5, 0.0]]),
+    # pooling: MaxPoolGrad routes to the first maximum of each window (scan order),
+    # MaxPool3DGrad to every tied maximum; SAME average pools count valid elements only
+    (
+        "max_pool2d_ties",
+        lambda x: gt.nn.max_pool2d(gt.reshape(x, [1, 4, 4, 1]), 2, 1, "VALID"),
+        [[1.0, 3.0, 3.0, 2.0, 3.0, 0.0, 1.0, 3.0] + [0.0] * 8],
+        None,
+        [[0.0, 2.0, 1.0, 0.0, 1.0, 0.0, 1.0, 1.0, 1.0, 1.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0]],
+    ),
+    (
+        "max_pool3d_ties",
+        lambda x: gt.nn.max_pool3d(gt.reshape(x, [1, 2, 3, 3, 1]), [1, 2, 2], 1, "VALID"),
+        [[1.0] * 18],
+        None,
+        [[1.0, 2.0, 1.0, 2.0, 4.0, 2.0, 1.0, 2.0, 1.0] * 2],
+    ),
+    (
+        "avg_pool2d_same",
+        lambda x: gt.nn.avg_pool2d(gt.reshape(x, [1, 3, 3, 1]), 2, 2, "SAME"),
+        [[-1.0] * 9],
+        None,
+        [[0.25, 0.25, 0.5, 0.25, 0.25, 0.5, 0.5, 0.5, 1.0]],
+    ),
     (
         "reduce_max_ties_axis",
         lambda x: gt.reduce_max(x, axis=1),
@@ -162,6 +185,21 @@ SECOND_ORDER = [
     ("reduce_max_ties", lambda x: gt.reduce_max(x), [[1.0, 3.0, 3.0, 2.0]], None, [None]),
     ("reduce_min_ties", lambda x: gt.reduce_min(x), [[0.5, -1.0, -1.0, -1.0]], None, [None]),
     ("clip_by_value_at_bounds", lambda x: gt.clip_by_value(x, -1.0, 1.0), [[-2.0, -1.0, 0.0, 1.0, 2.0]], None, [None]),
+    # MaxPoolGrad gives its input a zero gradient (TF's), AvgPoolGrad does not read it.
+    (
+        "max_pool2d_ties",
+        lambda x: gt.nn.max_pool2d(gt.reshape(x, [1, 4, 4, 1]), 2, 1, "VALID"),
+        [[1.0, 3.0, 3.0, 2.0, 3.0, 0.0, 1.0, 3.0] + [0.0] * 8],
+        None,
+        [[0.0] * 16],
+    ),
+    (
+        "avg_pool2d_same",
+        lambda x: gt.nn.avg_pool2d(gt.reshape(x, [1, 3, 3, 1]), 2, 2, "SAME"),
+        [[-1.0] * 9],
+        None,
+        [None],
+    ),
 ]
 
 

@@ -2,7 +2,23 @@
 
 from ._base import Layer
 from .batch_normalization import BatchNormalization
+from .convolutional import Conv2D
 from .dense import Dense
+from .dropout import Dropout
+from .flatten import Flatten
+from .pooling import AveragePooling2D, AvgPool2D, MaxPool2D, MaxPooling2D
 from .sequential import Sequential
 
-__all__ = ["Layer", "BatchNormalization", "Dense", "Sequential"]
+__all__ = [
+    "Layer",
+    "AveragePooling2D",
+    "AvgPool2D",
+    "BatchNormalization",
+    "Conv2D",
+    "Dense",
+    "Dropout",
+    "Flatten",
+    "MaxPool2D",
+    "MaxPooling2D",
+    "Sequential",
+]

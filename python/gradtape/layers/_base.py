@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import collections
+import re
 from collections.abc import Sequence
 from typing import Any, Callable
 
@@ -18,12 +19,9 @@ def _unique_name(base: str) -> str:
 
 
 def _snake(name: str) -> str:
-    out = []
-    for i, c in enumerate(name):
-        if c.isupper() and i and not name[i - 1].isupper():
-            out.append("_")
-        out.append(c.lower())
-    return "".join(out)
+    # Keras' rule: "Conv2D" -> "conv2d", "MaxPooling2D" -> "max_pooling2d".
+    name = re.sub(r"(.)([A-Z][a-z]+)", r"\1_\2", name)
+    return re.sub(r"([a-z])([A-Z])", r"\1_\2", name).lower()
 
 
 class Layer:

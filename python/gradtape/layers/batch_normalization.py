@@ -5,7 +5,7 @@ advanced-autodiff guide takes Jacobians through it).
 """
 
 from .. import initializers
-from .._gradtape import cast, reduce_mean, rsqrt, reshape, square, stop_gradient
+from .._gradtape import cast, fused_batch_norm, ones, reduce_mean, rsqrt, reshape, square, stop_gradient, zeros
 from ._base import Layer
 
 
@@ -30,6 +30,19 @@ class BatchNormalization(Layer):
     ['bn/gamma:0', 'bn/beta:0', 'bn/moving_mean:0', 'bn/moving_variance:0']
     >>> [round(v, 6) for v in bn.moving_mean.numpy().tolist()]  # 0.99 * 0 + 0.01 * 1
     [0.01]
+
+    ``fused=True`` (4-D inputs, ``axis`` the last or 1) computes the same ``y`` in one
+    ``gt.nn.fused_batch_norm`` call, as Keras 2's fused path does: its moving variance
+    is updated with the batch's Bessel-corrected (unbiased) variance, and ``epsilon``
+    is at least 1.001e-5. ``fused=None`` or ``False``: the composed computation above
+    (Keras 3's numbers).
+
+    >>> bn = gt.layers.BatchNormalization(fused=True)
+    >>> y = bn(gt.constant([0.0, 2.0], shape=[2, 1, 1, 1]), training=True)
+    >>> [round(v, 4) for v in y.numpy().ravel().tolist()]
+    [-0.9995, 0.9995]
+    >>> [round(v, 6) for v in bn.moving_variance.numpy().tolist()]  # 0.99 * 1 + 0.01 * 2
+    [1.01]
     """
 
     def __init__(
@@ -46,8 +59,12 @@ class BatchNormalization(Layer):
         name=None,
         trainable=True,
         dtype="float32",
+        fused=None,
     ):
         super().__init__(name=name, trainable=trainable)
+        if fused not in (None, True, False):
+            raise TypeError(f"BatchNormalization: `fused` must be None, True or False, got {fused!r}")
+        self.fused = fused
         if isinstance(axis, (list, tuple)):
             self.axis = [self._int_axis(a) for a in axis]
             if not self.axis:
@@ -105,6 +122,11 @@ class BatchNormalization(Layer):
             # ...otherwise the input's rank with 1 on the reduced axes.
             self._param_shape = tuple(dims.get(i, 1) for i in range(ndim))
         self._ndim = ndim
+        if self.fused and (ndim != 4 or self._axes not in ([3], [1])):
+            raise ValueError(
+                "Passing `fused=True` is only supported when the input rank is 4 and the "
+                f"axis is -1, 3 or 1; got input shape {tuple(input_shape)} and axis {self.axis}"
+            )
         shape = self._param_shape
         if self.scale:
             self.gamma = self.add_weight("gamma", shape, self.gamma_initializer, dtype=self.dtype)
@@ -148,6 +170,9 @@ class BatchNormalization(Layer):
                 f"got inputs of shape {x.shape}"
             )
 
+        if self.fused:
+            return self._call_fused(x, bool(training) and self.trainable)
+
         if bool(training) and self.trainable:
             mean = self._batch_mean(x)
             # The biased variance (as Keras). Unlike tf.nn.moments, the mean is not
@@ -165,6 +190,28 @@ class BatchNormalization(Layer):
         y = (x - mean) * inv
         if self.center:
             y = y + self._broadcastable(self.beta)
+        return y
+
+    def _call_fused(self, x, training):
+        c = self._param_shape[0]
+        gamma = self.gamma if self.scale else ones([c], dtype=x.dtype)
+        beta = self.beta if self.center else zeros([c], dtype=x.dtype)
+        fmt = "NHWC" if self._axes == [3] else "NCHW"
+        if not training:
+            y, _, _ = fused_batch_norm(
+                x, gamma, beta, self.moving_mean, self.moving_variance,
+                epsilon=self.epsilon, data_format=fmt, is_training=False,
+            )
+            return y
+        # The returned statistics are already the moving ones, updated with factor
+        # 1 - momentum (and behind stop_gradient): nothing here is recorded.
+        y, mean, variance = fused_batch_norm(
+            x, gamma, beta, self.moving_mean, self.moving_variance,
+            epsilon=self.epsilon, data_format=fmt, is_training=True,
+            exponential_avg_factor=1.0 - self.momentum,
+        )
+        self.moving_mean.assign(mean)
+        self.moving_variance.assign(variance)
         return y
 
     def _batch_mean(self, t):
@@ -190,4 +237,5 @@ class BatchNormalization(Layer):
             "epsilon": self.epsilon,
             "center": self.center,
             "scale": self.scale,
+            "fused": self.fused,
         }

@@ -1,0 +1,224 @@
+"""gt.nn convolutions, pooling and fused_batch_norm beyond the op_specs rows: TF's tie
+rules for max pooling, SAME averages over the valid elements, second order through
+MaxPoolGrad, fused_batch_norm's outputs, gradients through gt.function, and errors.
+
+The expected numbers here are TF 2.21's (checked with TensorFlow when they were written)."""
+
+import numpy as np
+import pytest
+
+import gradtape as gt
+
+
+def grad(f, x, dy=None):
+    x = gt.constant(x)
+    with gt.GradientTape() as tape:
+        tape.watch(x)
+        y = f(x)
+    return tape.gradient(y, x, output_gradients=None if dy is None else gt.constant(dy)).numpy()
+
+
+def test_max_pool2d_ties_go_to_the_first_maximum_in_scan_order():
+    x = np.array([[1, 3, 3, 2], [3, 0, 1, 3], [0, 0, 0, 0], [0, 0, 0, 0]], np.float32).reshape(1, 4, 4, 1)
+    y = gt.nn.max_pool2d(x, 2, 1, "VALID")
+    np.testing.assert_array_equal(y.numpy()[0, :, :, 0], [[3, 3, 3], [3, 1, 3], [0, 0, 0]])
+    g = grad(lambda t: gt.nn.max_pool2d(t, 2, 1, "VALID"), x)
+    np.testing.assert_array_equal(g[0, :, :, 0], [[0, 2, 1, 0], [1, 0, 1, 1], [1, 1, 1, 0], [0, 0, 0, 0]])
+
+
+def test_max_pool2d_same_padding_is_not_a_candidate():
+    x = -np.ones((1, 3, 3, 1), np.float32)
+    y = gt.nn.max_pool2d(x, 2, 2, "SAME")
+    np.testing.assert_array_equal(y.numpy()[0, :, :, 0], [[-1, -1], [-1, -1]])
+    g = grad(lambda t: gt.nn.max_pool2d(t, 2, 2, "SAME"), x)
+    np.testing.assert_array_equal(g[0, :, :, 0], [[1, 0, 1], [0, 0, 0], [1, 0, 1]])
+
+
+def test_max_pool3d_ties_all_receive_the_gradient():
+    # TF's MaxPool3DGrad (unlike the 2-D kernel) gives dy to every tied maximum.
+    g = grad(lambda t: gt.nn.max_pool3d(t, [1, 2, 2], 1, "VALID"), np.ones((1, 2, 3, 3, 1), np.float32))
+    np.testing.assert_array_equal(g[0, 0, :, :, 0], [[1, 2, 1], [2, 4, 2], [1, 2, 1]])
+    x = np.array([0, 1, 1, 0, 0, 1, 0, 0], np.float32).reshape(1, 2, 2, 2, 1)
+    g = grad(lambda t: gt.nn.max_pool3d(t, 2, 2, "VALID"), x)
+    np.testing.assert_array_equal(g.ravel(), [0, 1, 1, 0, 0, 1, 0, 0])
+
+
+def test_avg_pool_same_divides_by_the_valid_count():
+    x = -np.ones((1, 3, 3, 1), np.float32)
+    np.testing.assert_array_equal(gt.nn.avg_pool2d(x, 2, 2, "SAME").numpy()[0, :, :, 0], [[-1, -1], [-1, -1]])
+    g = grad(lambda t: gt.nn.avg_pool2d(t, 2, 2, "SAME"), x)
+    np.testing.assert_array_equal(g[0, :, :, 0], [[0.25, 0.25, 0.5], [0.25, 0.25, 0.5], [0.5, 0.5, 1.0]])
+    x = np.arange(9.0).reshape(1, 3, 3, 1)
+    np.testing.assert_allclose(gt.nn.avg_pool2d(x, 3, 1, "SAME").numpy()[0, 0, :, 0], [2.0, 2.5, 3.0])
+
+
+def test_max_pool_second_order_routes_through_the_argmax():
+    # d/d(dy) of sum(MaxPoolGrad(x, dy) * r) is r read at each window's first maximum
+    # (TF's MaxPoolGradGrad); d/dx of the first gradient is zero.
+    x = gt.constant(np.array([[1, 3, 3, 2], [3, 0, 1, 3], [0, 0, 0, 0], [0, 0, 0, 5]], np.float32).reshape(1, 4, 4, 1))
+    r = gt.constant(np.arange(16.0, dtype=np.float32).reshape(1, 4, 4, 1))
+    dy = gt.ones([1, 2, 2, 1])
+    with gt.GradientTape(persistent=True) as outer:
+        outer.watch([x, dy])
+        with gt.GradientTape() as inner:
+            inner.watch(x)
+            y = gt.nn.max_pool2d(x, 2, 2, "VALID")
+        g = inner.gradient(y, x, output_gradients=dy)
+        s = gt.reduce_sum(g * r)
+    np.testing.assert_array_equal(outer.gradient(s, dy).numpy().ravel(), [1.0, 2.0, 8.0, 15.0])
+    np.testing.assert_array_equal(outer.gradient(s, x, unconnected_gradients="zero").numpy(), np.zeros((1, 4, 4, 1)))
+
+
+def test_conv2d_same_padding_is_split_with_the_smaller_half_first():
+    # 4 wide, kernel 2, stride 2 needs no padding; 5 wide needs 1: after the input.
+    x = np.arange(5.0, dtype=np.float32).reshape(1, 1, 5, 1)
+    w = np.ones((1, 2, 1, 1), np.float32)
+    np.testing.assert_array_equal(gt.nn.conv2d(x, w, 2, "SAME").numpy().ravel(), [1.0, 5.0, 4.0])
+    # 6 wide, kernel 4, stride 1: 3 padding elements, 1 before and 2 after.
+    x = np.arange(1.0, 7.0, dtype=np.float32).reshape(1, 1, 6, 1)
+    w = np.ones((1, 4, 1, 1), np.float32)
+    np.testing.assert_array_equal(gt.nn.conv2d(x, w, 1, "SAME").numpy().ravel(), [6.0, 10.0, 14.0, 18.0, 15.0, 11.0])
+
+
+def test_conv2d_gradients_are_the_transposed_convolutions():
+    rng = np.random.default_rng(1)
+    x = gt.constant(rng.standard_normal((2, 5, 5, 3)))
+    w = gt.constant(rng.standard_normal((3, 3, 3, 4)))
+    dy = gt.constant(rng.standard_normal((2, 3, 3, 4)))
+    with gt.GradientTape() as tape:
+        tape.watch([x, w])
+        y = gt.nn.conv2d(x, w, 2, "SAME")
+    gx, gw = tape.gradient(y, [x, w], output_gradients=dy)
+    np.testing.assert_allclose(gx.numpy(), gt.nn.conv2d_transpose(dy, w, [2, 5, 5, 3], 2, "SAME").numpy(), rtol=1e-12)
+    # <dy, conv(x, w)> is linear in w: its gradient contracts dy with x's windows.
+    np.testing.assert_allclose(float(gt.reduce_sum(gw * w)), float(gt.reduce_sum(y * dy)), rtol=1e-12)
+
+
+def test_gradients_inside_a_traced_function():
+    rng = np.random.default_rng(2)
+    x = gt.constant(rng.standard_normal((2, 6, 6, 1)).astype(np.float32))
+    w = gt.Variable(rng.standard_normal((3, 3, 1, 2)).astype(np.float32))
+
+    def step(x):
+        with gt.GradientTape() as tape:
+            y = gt.nn.max_pool2d(gt.nn.relu(gt.nn.conv2d(x, w, 1, "SAME")), 2, 2, "VALID")
+            loss = gt.reduce_sum(gt.nn.avg_pool2d(y, 2, 1, "SAME") ** 2)
+        return loss, tape.gradient(loss, w)
+
+    eager = step(x)
+    traced = gt.function(step)(x)
+    np.testing.assert_allclose(traced[0].numpy(), eager[0].numpy(), rtol=1e-6)
+    np.testing.assert_allclose(traced[1].numpy(), eager[1].numpy(), rtol=1e-5)
+
+
+def test_float16_computes_in_float32_and_rounds_once():
+    x = np.full((1, 4, 4, 1), 0.1, np.float16)
+    w = np.full((3, 3, 1, 1), 0.1, np.float16)
+    y = gt.nn.conv2d(x, w, 1, "VALID")
+    assert y.dtype == gt.float16
+    np.testing.assert_array_equal(y.numpy().ravel(), np.float16(9 * float(np.float16(0.1)) ** 2))
+
+
+def test_fused_batch_norm_training_outputs():
+    x = np.array([1.0, 2.0, 4.0, 9.0], np.float32).reshape(2, 2, 1, 1)
+    y, m, v = gt.nn.fused_batch_norm(x, [2.0], [1.0])
+    mean, var = 4.0, np.var([1.0, 2.0, 4.0, 9.0])
+    np.testing.assert_allclose(y.numpy().ravel(), 2.0 * (x.ravel() - mean) / np.sqrt(var + 1e-3) + 1.0, rtol=1e-6)
+    np.testing.assert_allclose(m.numpy(), [mean])
+    np.testing.assert_allclose(v.numpy(), [var * 4 / 3], rtol=1e-6)  # Bessel-corrected
+    # exponential_avg_factor mixes with the given statistics.
+    _, m, v = gt.nn.fused_batch_norm(x, [2.0], [1.0], mean=[1.0], variance=[3.0], exponential_avg_factor=0.25)
+    np.testing.assert_allclose(m.numpy(), [0.75 * 1.0 + 0.25 * mean], rtol=1e-6)
+    np.testing.assert_allclose(v.numpy(), [0.75 * 3.0 + 0.25 * var * 4 / 3], rtol=1e-6)
+    # NCHW: statistics over axes 0, 2, 3.
+    xc = np.arange(16.0, dtype=np.float32).reshape(2, 2, 2, 2)
+    _, m, _ = gt.nn.fused_batch_norm(xc, [1.0, 1.0], [0.0, 0.0], data_format="NCHW")
+    np.testing.assert_allclose(m.numpy(), xc.mean(axis=(0, 2, 3)))
+
+
+def test_fused_batch_norm_inference_and_its_gradients():
+    rng = np.random.default_rng(3)
+    x = gt.constant(rng.standard_normal((2, 3, 3, 2)).astype(np.float32))
+    mean, var = gt.constant([0.5, -1.0]), gt.constant([2.0, 0.5])
+    scale, offset = gt.constant([1.5, 0.5]), gt.constant([0.1, 0.2])
+    with gt.GradientTape(persistent=True) as tape:
+        tape.watch([x, mean, var, scale, offset])
+        y, m, v = gt.nn.fused_batch_norm(x, scale, offset, mean, var, is_training=False)
+    want = (x.numpy() - mean.numpy()) / np.sqrt(var.numpy() + 1e-3) * scale.numpy() + offset.numpy()
+    np.testing.assert_allclose(y.numpy(), want, rtol=1e-5)
+    np.testing.assert_array_equal(m.numpy(), mean.numpy())
+    np.testing.assert_array_equal(v.numpy(), var.numpy())
+    # TF gives no gradient to the statistics.
+    assert tape.gradient(y, [mean, var]) == [None, None]
+    np.testing.assert_allclose(tape.gradient(y, offset).numpy(), [18.0, 18.0])
+    np.testing.assert_allclose(
+        tape.gradient(y, x).numpy(),
+        np.broadcast_to(scale.numpy() / np.sqrt(var.numpy() + 1e-3), (2, 3, 3, 2)),
+        rtol=1e-6,
+    )
+    # The statistic outputs of training are not differentiable either (TF's rule).
+    with gt.GradientTape() as tape:
+        tape.watch(x)
+        _, m, _ = gt.nn.fused_batch_norm(x, scale, offset)
+    assert tape.gradient(m, x) is None
+
+
+def test_fused_batch_norm_epsilon_floor():
+    x = np.array([0.0, 2.0], np.float32).reshape(2, 1, 1, 1)
+    y, _, _ = gt.nn.fused_batch_norm(x, [1.0], [0.0], epsilon=0.0)
+    np.testing.assert_allclose(y.numpy().ravel(), [-1 / np.sqrt(1 + 1.001e-5), 1 / np.sqrt(1 + 1.001e-5)], rtol=1e-6)
+
+
+IAE = gt.errors.InvalidArgumentError
+F32 = np.float32
+X4 = np.zeros((1, 5, 5, 2), np.float32)
+W4 = np.zeros((3, 3, 2, 4), np.float32)
+
+
+@pytest.mark.parametrize(
+    "call, error, match",
+    [
+        (lambda: gt.nn.conv2d(X4[0], W4, 1, "SAME"), IAE, "4-dimensional"),
+        (lambda: gt.nn.conv2d(X4, W4[0], 1, "SAME"), IAE, "4-dimensional"),
+        (lambda: gt.nn.conv2d(X4, np.zeros((3, 3, 3, 4), F32), 1, "SAME"), IAE, "depth"),
+        (lambda: gt.nn.conv2d(X4, W4, 0, "SAME"), IAE, "Stride must be > 0"),
+        (lambda: gt.nn.conv2d(X4, W4, -1, "SAME"), IAE, "strides must be > 0"),
+        (lambda: gt.nn.conv2d(X4, W4, [2, 1, 1, 1], "SAME"), IAE, "batch and depth"),
+        (lambda: gt.nn.conv2d(X4, W4, [1, 1, 1], "SAME"), ValueError, "length 1, 2 or 4"),
+        (lambda: gt.nn.conv2d(X4, W4, 1, "SAME", dilations=0), IAE, "Dilation"),
+        (lambda: gt.nn.conv2d(X4, W4, 1, "FOO"), ValueError, "SAME"),
+        (lambda: gt.nn.conv2d(X4, W4, 1, [[1, 0], [0, 0], [0, 0], [0, 0]]), ValueError, "batch or channel"),
+        (lambda: gt.nn.conv2d(X4[:, :2], W4, 1, "VALID"), IAE, "negative"),
+        (lambda: gt.nn.conv2d(gt.constant(X4), gt.constant(W4, dtype=gt.float64), 1, "SAME"), IAE, "float"),
+        (lambda: gt.nn.conv2d(X4.astype(np.int32), W4.astype(np.int32), 1, "SAME"), TypeError, "int32"),
+        (lambda: gt.nn.conv2d(X4, W4, 1, "SAME", data_format="NCHW"), IAE, "NHWC"),
+        (lambda: gt.nn.conv2d_transpose(X4, np.zeros((3, 3, 4, 2), F32), [1, 6, 6, 4], 1, "SAME"), IAE, "shape"),
+        (lambda: gt.nn.conv1d(X4, W4, 1, "SAME"), IAE, "3-dimensional"),
+        (lambda: gt.nn.depthwise_conv2d(X4, np.zeros((3, 3, 3, 1), F32), [1, 1, 1, 1], "SAME"), IAE, "depth"),
+        (lambda: gt.nn.max_pool2d(X4, 0, 1, "SAME"), IAE, "ksize must be positive"),
+        (lambda: gt.nn.max_pool2d(X4, 2, 0, "SAME"), IAE, "Stride must be > 0"),
+        (lambda: gt.nn.avg_pool2d(X4, 9, 1, "VALID"), IAE, "negative"),
+        (lambda: gt.nn.max_pool2d(X4[0], 2, 1, "VALID"), IAE, "ksize and strides"),
+        (lambda: gt.nn.max_pool(np.zeros((2, 2), F32), 2, 1, "VALID"), ValueError, "rank"),
+        (lambda: gt.nn.max_pool2d(X4, 2, 1, [[0, 0], [1, 1], [1, 1], [0, 0]]), ValueError, "SAME"),
+        (lambda: gt.nn.conv2d(X4, np.zeros((5, 5, 2, 1), F32), 1, "SAME", dilations=2**62), IAE, "overflow"),
+        (lambda: gt.nn.fused_batch_norm(X4[0], [1.0, 1.0], [0.0, 0.0]), IAE, "4-dimensional"),
+        (lambda: gt.nn.fused_batch_norm(X4, [1.0], [0.0, 0.0]), IAE, "scale"),
+        (lambda: gt.nn.fused_batch_norm(X4, [1.0, 1.0], [0.0, 0.0], is_training=False), ValueError, "mean"),
+    ],
+)
+def test_errors(call, error, match):
+    with pytest.raises(error, match=match):
+        call()
+
+
+def test_huge_sizes_raise_and_huge_windows_work():
+    x = gt.zeros([1, 1, 1, 1])
+    w = gt.zeros([1, 1, 1, 1])
+    with pytest.raises(gt.errors.ResourceExhaustedError):
+        gt.nn.conv2d_transpose(x, w, [1, 1 << 31, 1 << 31, 1], [1 << 31, 1 << 31], "SAME")
+    with pytest.raises(gt.errors.ResourceExhaustedError):
+        gt.nn.conv2d(x, w, 1, [[0, 0], [1 << 30, 1 << 30], [1 << 30, 1 << 30], [0, 0]])
+    # A window larger than the input (SAME) covers all of it.
+    x = np.arange(50.0, dtype=np.float32).reshape(1, 5, 5, 2)
+    np.testing.assert_array_equal(gt.nn.max_pool2d(x, 2**62, 2**62, "SAME").numpy().ravel(), [48.0, 49.0])
