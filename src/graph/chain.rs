@@ -402,11 +402,13 @@ fn forward<T: Real>(chain: &Chain, xs: &[Tensor], shape: &[usize]) -> Result<Ten
     let mut buf = zeroed::<T>(n)?;
     let out = Shared(buf.as_mut_ptr());
     let last = chain.forms.len() - 1;
+    // Scratch of one tile, or of the whole (smaller) result.
+    let tile = TILE.min(n.max(1));
     let make = || {
         let singles: Vec<Vec<T>> = vec![Vec::new(); full.len()];
-        (singles, vec![T::zero(); TILE], vec![T::zero(); TILE])
+        (singles, vec![T::zero(); tile], vec![T::zero(); tile])
     };
-    tiled(n, TILE, make, |lo, len, (singles, cur, next)| {
+    tiled(n, tile, make, |lo, len, (singles, cur, next)| {
         let ins = operands(&full, lo, lo + len, singles);
         // SAFETY: this tile alone writes elements lo..lo + len of `buf` (n long, alive
         // until `tiled` returns).
@@ -490,7 +492,7 @@ fn backward<T: Real>(
         .map(|o| o.as_mut().map(|v| Shared(v.as_mut_ptr())))
         .collect();
     let m = chain.forms.len();
-    let tile = (BACKWARD_BUDGET / (m + 4)).clamp(256, TILE);
+    let tile = (BACKWARD_BUDGET / (m + 4)).clamp(256, TILE).min(n.max(1));
     let make = || Scratch::<T> {
         singles: vec![Vec::new(); full.len()],
         vals: vec![T::zero(); m * tile],
