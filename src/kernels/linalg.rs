@@ -336,6 +336,131 @@ pub fn triangular_solve<T: La>(
     stack(&s[..s.len() - 2], &s[s.len() - 2..], parts)
 }
 
+/// TF's message for a failed self-adjoint eigendecomposition.
+pub const EIGH_FAILED: &str =
+    "Self-adjoint eigen decomposition was not successful. The input might not be valid.";
+
+/// Whether every element of a matrix is finite.
+fn finite<T: La>(m: &ArrayView2<'_, T>) -> bool {
+    m.iter().all(|v| v.abs64().is_finite())
+}
+
+/// Eigenvalues (`[..., n]`, ascending, held as `T`) and eigenvectors (`[..., n, n]`,
+/// the columns) of Hermitian matrices; only the lower triangles are read. A non-finite
+/// input is an error (TF's message).
+pub fn eigh<T: La>(a: &ArcArray<T, IxDyn>) -> Result<(ArrayD<T>, ArrayD<T>)> {
+    const OP: &str = "SelfAdjointEigV2";
+    let (batch, n) = split_square(OP, a.shape())?;
+    let parts = each(a, |m| {
+        if !finite(&m) {
+            return Err(Error::invalid(OP, EIGH_FAILED));
+        }
+        if n == 0 {
+            return Ok((Vec::new(), Vec::new()));
+        }
+        let e = fref(&m)
+            .self_adjoint_eigen(faer::Side::Lower)
+            .map_err(|_| Error::invalid(OP, EIGH_FAILED))?;
+        let vals: Vec<T> = e.S().column_vector().iter().copied().collect();
+        Ok((vals, rows_of(e.U())?))
+    })?;
+    let (vals, vecs): (Vec<_>, Vec<_>) = parts.into_iter().unzip();
+    Ok((stack(batch, &[n], vals)?, stack(batch, &[n, n], vecs)?))
+}
+
+/// Singular values (`[..., p]`, `p = min(m, n)`, descending, held as `T`) and, when
+/// `uv`, the singular vectors `u` (`[..., m, p]`, or `[..., m, m]` when `full`) and `v`
+/// (`[..., n, p]` or `[..., n, n]`) of `[..., m, n]`, with `a = u diag(s) vᴴ`. A
+/// matrix with a non-finite element gives NaNs (as TF's kernel does).
+#[allow(clippy::type_complexity)]
+pub fn svd<T: La>(
+    a: &ArcArray<T, IxDyn>,
+    uv: bool,
+    full: bool,
+) -> Result<(ArrayD<T>, Option<(ArrayD<T>, ArrayD<T>)>)> {
+    const OP: &str = "Svd";
+    let (batch, m, n) = split_matrix(OP, a.shape())?;
+    let p = m.min(n);
+    let (uc, vc) = if full { (m, n) } else { (p, p) };
+    let nan = T::of_f64(f64::NAN);
+    let eye = |r: usize, c: usize| -> Vec<T> {
+        (0..r * c)
+            .map(|k| T::of_f64(if k / c == k % c { 1.0 } else { 0.0 }))
+            .collect()
+    };
+    let parts = each(a, |mat| {
+        if !finite(&mat) {
+            return Ok((vec![nan; p], vec![nan; m * uc], vec![nan; n * vc]));
+        }
+        if p == 0 {
+            return Ok((Vec::new(), eye(m, uc), eye(n, vc)));
+        }
+        let f = fref(&mat);
+        if !uv {
+            let d = f
+                .thin_svd()
+                .map_err(|_| Error::invalid(OP, "SVD did not converge"))?;
+            let s = d.S().column_vector().iter().copied().collect();
+            return Ok((s, Vec::new(), Vec::new()));
+        }
+        let d = if full { f.svd() } else { f.thin_svd() }
+            .map_err(|_| Error::invalid(OP, "SVD did not converge"))?;
+        let s = d.S().column_vector().iter().copied().collect();
+        Ok((s, rows_of(d.U())?, rows_of(d.V())?))
+    })?;
+    let mut ss = Vec::with_capacity(parts.len());
+    let mut us = Vec::with_capacity(parts.len());
+    let mut vs = Vec::with_capacity(parts.len());
+    for (s, u, v) in parts {
+        ss.push(s);
+        us.push(u);
+        vs.push(v);
+    }
+    let s = stack(batch, &[p], ss)?;
+    if !uv {
+        return Ok((s, None));
+    }
+    Ok((
+        s,
+        Some((stack(batch, &[m, uc], us)?, stack(batch, &[n, vc], vs)?)),
+    ))
+}
+
+/// `q` (`[..., m, p]`, or `[..., m, m]` when `full`) with orthonormal columns and
+/// upper-trapezoidal `r` (`[..., p, n]`, or `[..., m, n]`) with `a = q r` (Householder,
+/// `p = min(m, n)`; the signs of `r`'s diagonal are not normalized, as in TF).
+pub fn qr<T: La>(a: &ArcArray<T, IxDyn>, full: bool) -> Result<(ArrayD<T>, ArrayD<T>)> {
+    let (batch, m, n) = split_matrix("Qr", a.shape())?;
+    let p = m.min(n);
+    let qc = if full { m } else { p };
+    let parts = each(a, |mat| {
+        if m == 0 || n == 0 {
+            let q = (0..m * qc)
+                .map(|k| T::of_f64(if k / qc == k % qc { 1.0 } else { 0.0 }))
+                .collect();
+            return Ok((q, vec![T::of_f64(0.0); qc * n]));
+        }
+        let d = fref(&mat).qr();
+        let q = if full {
+            d.compute_Q()
+        } else {
+            d.compute_thin_Q()
+        };
+        // faer's R is p×n with an unspecified strict lower triangle: zero it, and pad
+        // with zero rows to m×n for the full factorization.
+        let mut rv = rows_of(d.thin_R())?;
+        for i in 0..p {
+            for j in 0..i.min(n) {
+                rv[i * n + j] = T::of_f64(0.0);
+            }
+        }
+        rv.resize(qc * n, T::of_f64(0.0));
+        Ok((rows_of(q.as_ref())?, rv))
+    })?;
+    let (qs, rs): (Vec<_>, Vec<_>) = parts.into_iter().unzip();
+    Ok((stack(batch, &[m, qc], qs)?, stack(batch, &[qc, n], rs)?))
+}
+
 /// Main diagonals (`[..., min(r, c)]`) of `[..., r, c]`.
 pub fn diag_part<T: Copy + Send + Sync>(a: &ArcArray<T, IxDyn>) -> Result<ArrayD<T>> {
     let (batch, r, c) = split_matrix("MatrixDiagPartV3", a.shape())?;

@@ -214,6 +214,695 @@ impl Op for LogMatrixDeterminant {
 }
 
 // ---------------------------------------------------------------------------
+// Spectral decompositions: eigh, eigvalsh, svd.
+
+/// A constant `[n, n]` matrix of `dtype` with entry `(i, j)` = `f(i, j)`.
+fn const_matrix(n: usize, dtype: crate::DType, f: impl Fn(usize, usize) -> f64) -> Result<Tensor> {
+    crate::size::check_shape("MatrixBandPart", &[n, n], dtype)?;
+    let mut v = crate::size::try_vec_filled("MatrixBandPart", n * n, 0.0)?;
+    for i in 0..n {
+        for j in 0..n {
+            v[i * n + j] = f(i, j);
+        }
+    }
+    crate::ops::cast(&Tensor::from_vec(v, &[n, n])?, dtype)
+}
+
+/// `x / (x² + 1e-20)`: TF's `_SafeReciprocal` (a Lorentz-broadened `1/x`, finite at
+/// ties of eigenvalues or singular values).
+fn safe_reciprocal(x: &Tensor) -> Result<Tensor> {
+    let eps = crate::ops::scalar_like(x, 1e-20);
+    crate::ops::divide(x, &add(&multiply(x, x)?, &eps)?)
+}
+
+/// `safe_reciprocal(e_j - e_i)` off the diagonal, 0 on it (`[..., k, k]` from `[..., k]`).
+fn spectral_f(e: &Tensor) -> Result<Tensor> {
+    use crate::ops::{expand_dims, subtract};
+    let k = last(e);
+    let d = subtract(&expand_dims(e, -2)?, &expand_dims(e, -1)?)?;
+    let off = const_matrix(k, e.dtype(), |i, j| if i == j { 0.0 } else { 1.0 })?;
+    multiply(&safe_reciprocal(&d)?, &off)
+}
+
+/// The gradient of a function of a Hermitian matrix's lower triangle from its gradient
+/// `g` as a full matrix: `tril(g + gᴴ)` with the diagonal halved (TF's rule).
+fn lower_symmetrized(g: &Tensor) -> Result<Tensor> {
+    let n = last(g);
+    let mask = tri_mask(n, true, 0.5, g.dtype())?;
+    multiply(&add(g, &adjoint(g)?)?, &mask)
+}
+
+/// Eigenvalues (ascending) and eigenvectors (the columns of `v`) of each Hermitian
+/// matrix `[..., n, n]`, of which only the lower triangle is read: `a = v diag(e) vᴴ`.
+/// TF equivalent: `tf.linalg.eigh`; the eigenvalues keep the input's dtype (complex
+/// with zero imaginary parts for complex input, as TF's `SelfAdjointEigV2`). An
+/// eigenvector's sign (phase) is arbitrary. A non-finite input is an
+/// InvalidArgumentError. Gradient: TF's `_SelfAdjointEigV2Grad`.
+pub fn eigh(x: &Tensor) -> Result<(Tensor, Tensor)> {
+    macro_rules! go {
+        ($($dt:ident),*) => {
+            match x.data() {
+                $(crate::tensor::Data::$dt(a) => {
+                    let (e, v) = crate::kernels::linalg::eigh(a)?;
+                    (
+                        Tensor::new(crate::tensor::Data::$dt(e.into_shared())),
+                        Tensor::new(crate::tensor::Data::$dt(v.into_shared())),
+                    )
+                })*
+                other => return Err(Error::unsupported("SelfAdjointEigV2", other.dtype())),
+            }
+        };
+    }
+    let (e, v) = go!(F32, F64, C64, C128);
+    crate::ops::record(SelfAdjointEig { vectors: true }, &[x], &[&e, &v])?;
+    Ok((e, v))
+}
+
+/// Eigenvalues (ascending) of each Hermitian matrix; only the lower triangle is read.
+/// TF equivalent: `tf.linalg.eigvalsh`. Gradient: `v diag(dy) vᴴ` (lower triangle,
+/// symmetrized), with `v` recomputed as TF does.
+pub fn eigvalsh(x: &Tensor) -> Result<Tensor> {
+    let e = map_dtypes!("SelfAdjointEigV2", x.data(), [F32, F64, C64, C128], a => {
+        crate::kernels::linalg::eigh(a)?.0
+    });
+    let e = Tensor::new(e);
+    unary_out(SelfAdjointEig { vectors: false }, x, e)
+}
+
+struct SelfAdjointEig {
+    vectors: bool,
+}
+impl Op for SelfAdjointEig {
+    fn name(&self) -> &'static str {
+        "SelfAdjointEigV2"
+    }
+    fn saves(&self) -> Saves {
+        if self.vectors {
+            Saves {
+                inputs: 0,
+                outputs: Saves::ALL,
+            }
+        } else {
+            Saves::INPUTS
+        }
+    }
+    fn vjp(&self, cx: &VjpCx<'_>, dys: &[Tensor]) -> Result<Grads> {
+        let ge = &dys[0];
+        let n = last(ge);
+        let g = if self.vectors {
+            let (e, v) = (cx.output(0)?, cx.output(1)?);
+            let inner = multiply(&spectral_f(e)?, &matmul_t(&conj(v)?, &dys[1], true, false)?)?;
+            let mid = add(&matrix_diag(ge, n, n)?, &inner)?;
+            matmul(v, &mm_adj_b(&mid, v)?)?
+        } else {
+            let (_, v) = eigh(cx.input(0)?)?;
+            matmul(&v, &mm_adj_b(&matrix_diag(ge, n, n)?, &v)?)?
+        };
+        Ok(grads![Some(lower_symmetrized(&g)?)])
+    }
+}
+
+/// The last axis's first `k` entries (`[..., :k]`).
+fn first_cols(x: &Tensor, k: usize) -> Result<Tensor> {
+    let r = x.ndim();
+    let begin = vec![0i64; r];
+    let mut size = vec![-1i64; r];
+    size[r - 1] = k as i64;
+    crate::ops::slice(x, &begin, &size)
+}
+
+/// The last axis from entry `k` on (`[..., k:]`).
+fn cols_from(x: &Tensor, k: usize) -> Result<Tensor> {
+    let r = x.ndim();
+    let mut begin = vec![0i64; r];
+    begin[r - 1] = k as i64;
+    crate::ops::slice(x, &begin, &vec![-1i64; r])
+}
+
+/// Singular values (descending) of each matrix `[..., m, n]`, and with `compute_uv`
+/// the singular vectors: `a = u diag(s) vᴴ`, `u` `[..., m, p]` and `v` `[..., n, p]`
+/// (`p = min(m, n)`; `[..., m, m]` and `[..., n, n]` with `full_matrices`). TF
+/// equivalent: `tf.linalg.svd` (`s` real for complex input, TF's `real(s)`; the
+/// vectors' signs or phases are arbitrary). A non-finite matrix gives NaNs. Gradient:
+/// TF's `_SvdGrad` (not defined for `full_matrices` with `|m - n| > 1`).
+pub fn svd(x: &Tensor, compute_uv: bool, full_matrices: bool) -> Result<Vec<Tensor>> {
+    macro_rules! go {
+        ($($dt:ident),*) => {
+            match x.data() {
+                $(crate::tensor::Data::$dt(a) => {
+                    let (s, uv) = crate::kernels::linalg::svd(a, compute_uv, full_matrices)?;
+                    let mut out = vec![Tensor::new(crate::tensor::Data::$dt(s.into_shared()))];
+                    if let Some((u, v)) = uv {
+                        out.push(Tensor::new(crate::tensor::Data::$dt(u.into_shared())));
+                        out.push(Tensor::new(crate::tensor::Data::$dt(v.into_shared())));
+                    }
+                    out
+                })*
+                other => return Err(Error::unsupported("Svd", other.dtype())),
+            }
+        };
+    }
+    let mut out = go!(F32, F64, C64, C128);
+    let refs: Vec<&Tensor> = out.iter().collect();
+    crate::ops::record(
+        Svd {
+            compute_uv,
+            full_matrices,
+        },
+        &[x],
+        &refs,
+    )?;
+    if x.dtype().is_complex() {
+        out[0] = crate::ops::real(&out[0])?;
+    }
+    Ok(out)
+}
+
+struct Svd {
+    compute_uv: bool,
+    full_matrices: bool,
+}
+impl Op for Svd {
+    fn name(&self) -> &'static str {
+        "Svd"
+    }
+    fn saves(&self) -> Saves {
+        if self.compute_uv {
+            Saves::EVERYTHING
+        } else {
+            Saves::INPUTS
+        }
+    }
+    fn vjp(&self, cx: &VjpCx<'_>, dys: &[Tensor]) -> Result<Grads> {
+        use crate::ops::{scalar_like, subtract};
+        let a = cx.input(0)?;
+        // s is real (held in a complex dtype for complex input): only the real part of
+        // its gradient reaches a (the user's `real(s)` gives exactly that; a rule that
+        // is differentiated again may send an imaginary part, which must not count).
+        let gs = if dys[0].dtype().is_complex() {
+            crate::ops::cast(&crate::ops::real(&dys[0])?, dys[0].dtype())?
+        } else {
+            dys[0].clone()
+        };
+        let gs = &gs;
+        let p = last(gs);
+        let gs_mat = matrix_diag(gs, p, p)?;
+        if !self.compute_uv {
+            let o = svd(a, true, false)?;
+            let g = matmul(&o[1], &mm_adj_b(&gs_mat, &o[2])?)?;
+            return Ok(grads![Some(g)]);
+        }
+        let shape = a.shape();
+        let (mut m, mut n) = (shape[shape.len() - 2], shape[shape.len() - 1]);
+        let s = cx.output(0)?;
+        let (mut u, mut v) = (cx.output(1)?.clone(), cx.output(2)?.clone());
+        let (mut gu, mut gv) = (dys[1].clone(), dys[2].clone());
+        let swap = m > n;
+        if swap {
+            std::mem::swap(&mut m, &mut n);
+            std::mem::swap(&mut u, &mut v);
+            std::mem::swap(&mut gu, &mut gv);
+        }
+        if self.full_matrices && n - m > 1 {
+            return Err(Error::invalid(
+                "Svd",
+                "svd gradient is not implemented for abs(m - n) > 1 when full_matrices is True",
+            ));
+        }
+        let s_mat = matrix_diag(s, m, m)?;
+        let f = spectral_f(&multiply(s, s)?)?;
+        let s_inv = matrix_diag(&safe_reciprocal(s)?, m, m)?;
+        let (v1, gv1) = if self.full_matrices && n > m {
+            (first_cols(&v, m)?, first_cols(&gv, m)?)
+        } else {
+            (v.clone(), gv.clone())
+        };
+        // The gradient of u (m×m here) is applied whole: u is square after the swap.
+        let u_gu = matmul_t(&conj(&u)?, &gu, true, false)?;
+        let v_gv = matmul_t(&conj(&v1)?, &gv1, true, false)?;
+        let f_u = multiply(&f, &u_gu)?;
+        let f_v = multiply(&f, &v_gv)?;
+        let t1 = add(
+            &add(&gs_mat, &matmul(&add(&f_u, &adjoint(&f_u)?)?, &s_mat)?)?,
+            &matmul(&s_mat, &add(&f_v, &adjoint(&f_v)?)?)?,
+        )?;
+        let mut g = matmul(&u, &mm_adj_b(&t1, &v1)?)?;
+        if m != n {
+            let gv1t = adjoint(&gv1)?;
+            let mut t2 = subtract(&gv1t, &mm_adj_b(&matmul(&gv1t, &v1)?, &v1)?)?;
+            if self.full_matrices {
+                let (v2, gv2) = (cols_from(&v, m)?, cols_from(&gv, m)?);
+                let v1_gv2 = matmul_t(&conj(&v1)?, &gv2, true, false)?;
+                t2 = subtract(&t2, &mm_adj_b(&v1_gv2, &v2)?)?;
+            }
+            g = add(&g, &matmul(&matmul(&u, &s_inv)?, &t2)?)?;
+        }
+        if a.dtype().is_complex() {
+            let eye = const_matrix(m, a.dtype(), |i, j| if i == j { 1.0 } else { 0.0 })?;
+            let l = multiply(&eye, &v_gv)?;
+            let t3 = matmul(&s_inv, &subtract(&adjoint(&l)?, &l)?)?;
+            let t3 = matmul(&u, &mm_adj_b(&t3, &v1)?)?;
+            g = add(&g, &multiply(&t3, &scalar_like(&t3, 0.5))?)?;
+        }
+        if swap {
+            g = adjoint(&g)?;
+        }
+        Ok(grads![Some(g)])
+    }
+}
+
+/// QR factorization of each matrix `[..., m, n]`: `q` with orthonormal columns
+/// (`[..., m, min(m, n)]`, `[..., m, m]` with `full_matrices`) and upper-triangular `r`,
+/// `a = q r`. TF equivalent: `tf.linalg.qr` (Householder; `r`'s diagonal signs are not
+/// normalized). Gradient: TF's `_QrGrad`, with its complex correction; like TF's, not
+/// defined for `full_matrices` with `m > n`.
+pub fn qr(x: &Tensor, full_matrices: bool) -> Result<(Tensor, Tensor)> {
+    macro_rules! go {
+        ($($dt:ident),*) => {
+            match x.data() {
+                $(crate::tensor::Data::$dt(a) => {
+                    let (q, r) = crate::kernels::linalg::qr(a, full_matrices)?;
+                    (
+                        Tensor::new(crate::tensor::Data::$dt(q.into_shared())),
+                        Tensor::new(crate::tensor::Data::$dt(r.into_shared())),
+                    )
+                })*
+                other => return Err(Error::unsupported("Qr", other.dtype())),
+            }
+        };
+    }
+    let (q, r) = go!(F32, F64, C64, C128);
+    crate::ops::record(Qr { full_matrices }, &[x], &[&q, &r])?;
+    Ok((q, r))
+}
+
+struct Qr {
+    full_matrices: bool,
+}
+
+/// `x r⁻ᴴ` for upper-triangular `r`.
+fn times_inv_r_adj(x: &Tensor, r: &Tensor) -> Result<Tensor> {
+    adjoint(&triangular_solve(r, &adjoint(x)?, false, false)?)
+}
+
+/// TF's gradient of `a = q r` for `m >= n` (thin factors: `r` square).
+fn qr_grad_deep(q: &Tensor, r: &Tensor, dq: &Tensor, dr: &Tensor) -> Result<Tensor> {
+    use crate::ops::subtract;
+    let n = last(r);
+    let qdq = matmul_t(&conj(q)?, dq, true, false)?;
+    let qdq_ = subtract(&qdq, &adjoint(&qdq)?)?;
+    let rdr = mm_adj_b(r, dr)?;
+    let rdr_ = subtract(&rdr, &adjoint(&rdr)?)?;
+    let low = multiply(&add(&qdq_, &rdr_)?, &tri_mask(n, true, 1.0, r.dtype())?)?;
+    let ga = matmul(q, &add(dr, &times_inv_r_adj(&low, r)?)?)?;
+    let gb = times_inv_r_adj(&subtract(dq, &matmul(q, &qdq)?)?, r)?;
+    let mut g = add(&ga, &gb)?;
+    if q.dtype().is_complex() {
+        // TF's correction: the imaginary part of diag(r drᴴ - (qᴴ dq)ᴴ).
+        let mm = subtract(&rdr, &adjoint(&qdq)?)?;
+        let d = diag_part(&mm)?;
+        let im = subtract(&d, &crate::ops::cast(&crate::ops::real(&d)?, d.dtype())?)?;
+        let corr = matrix_diag(&im, n, n)?;
+        g = add(&g, &times_inv_r_adj(&mm_adj_b(q, &corr)?, r)?)?;
+    }
+    Ok(g)
+}
+
+impl Op for Qr {
+    fn name(&self) -> &'static str {
+        "Qr"
+    }
+    fn saves(&self) -> Saves {
+        Saves::EVERYTHING
+    }
+    fn vjp(&self, cx: &VjpCx<'_>, dys: &[Tensor]) -> Result<Grads> {
+        let (q, r) = (cx.output(0)?, cx.output(1)?);
+        let rs = r.shape();
+        let (m, n) = (q.shape()[q.ndim() - 2], rs[rs.len() - 1]);
+        if self.full_matrices && m > n {
+            return Err(Error::invalid(
+                "Qr",
+                "QrGrad not implemented when nrows > ncols and full_matrices is true",
+            ));
+        }
+        let (dq, dr) = (&dys[0], &dys[1]);
+        if m >= n {
+            return Ok(grads![Some(qr_grad_deep(q, r, dq, dr)?)]);
+        }
+        // a = [x, y], r = [u, w]: the square case for x, and dy = q dw.
+        let a = cx.input(0)?;
+        let y = cols_from(a, m)?;
+        let u = first_cols(r, m)?;
+        let (du, dw) = (first_cols(dr, m)?, cols_from(dr, m)?);
+        let gy = matmul(q, &dw)?;
+        let gx = qr_grad_deep(q, &u, &add(dq, &mm_adj_b(&y, &dw)?)?, &du)?;
+        Ok(grads![Some(crate::ops::concat(&[gx, gy], -1)?)])
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Least squares.
+
+const LS: &str = "MatrixSolveLs";
+
+/// Cholesky factor of `aᴴ a + λ I` (`first_kind`) or of `a aᴴ + λ I`.
+fn regularized_gram_cholesky(a: &Tensor, l2: f64, first_kind: bool) -> Result<Tensor> {
+    let g = if first_kind {
+        matmul_t(&conj(a)?, a, true, false)?
+    } else {
+        mm_adj_b(a, a)?
+    };
+    let k = last(&g);
+    let reg = const_matrix(k, g.dtype(), |i, j| if i == j { l2 } else { 0.0 })?;
+    let deficient = || {
+        Error::invalid(
+            LS,
+            "Input matrix was rank deficient or ill-conditioned. Try setting fast=False or \
+             provide a larger l2_regularizer > 0.",
+        )
+    };
+    let l = cholesky(&add(&g, &reg)?).map_err(|_| deficient())?;
+    // A zero (or rounded-away) pivot that the factorization let through.
+    let d = crate::tape::stack::suspended(|| {
+        crate::ops::cast(&crate::ops::abs(&diag_part(&l)?)?, crate::DType::F64)?.to_vec::<f64>()
+    })?;
+    if d.iter().any(|&v| v.is_nan() || v <= 0.0) {
+        return Err(deficient());
+    }
+    Ok(l)
+}
+
+/// `(L Lᴴ)⁻¹ b` from a lower Cholesky factor `L`.
+fn cholesky_solve(l: &Tensor, b: &Tensor) -> Result<Tensor> {
+    triangular_solve(l, &triangular_solve(l, b, true, false)?, true, true)
+}
+
+/// Least-squares solutions `x` (`[..., n, k]`) of `matrix @ x = rhs` for `matrix`
+/// `[..., m, n]` and `rhs` `[..., m, k]`. TF equivalent: `tf.linalg.lstsq`. `fast`: the
+/// regularized normal equations through Cholesky (`(aᴴa + λI)⁻¹ aᴴ b` for `m >= n`,
+/// `aᴴ (aaᴴ + λI)⁻¹ b` otherwise; a rank-deficient matrix with `λ = 0` is an
+/// InvalidArgumentError); else the minimum-norm solution (λ ignored) through an SVD,
+/// with no gradient, as in TF. Gradient: TF's `_MatrixSolveLsGrad` (with `x zᴴ`'s
+/// conjugate transpose where TF transposes, which is the same for real dtypes and the
+/// gradient for complex ones); none for `l2_regularizer`.
+pub fn lstsq(matrix: &Tensor, rhs: &Tensor, l2_regularizer: f64, fast: bool) -> Result<Tensor> {
+    let dt = matrix.dtype();
+    if !matches!(
+        dt,
+        crate::DType::F32 | crate::DType::F64 | crate::DType::C64 | crate::DType::C128
+    ) {
+        return Err(Error::unsupported(LS, dt));
+    }
+    if rhs.dtype() != dt {
+        return Err(Error::dtype(
+            LS,
+            format!(
+                "matrix and rhs must have the same dtype, got {} and {}",
+                dt.name(),
+                rhs.dtype().name()
+            ),
+        ));
+    }
+    let (ba, m, n) = crate::kernels::linalg::split_matrix(LS, matrix.shape())?;
+    let (bb, rm, _) = crate::kernels::linalg::split_matrix(LS, rhs.shape())?;
+    if ba != bb || rm != m {
+        return Err(Error::invalid(
+            LS,
+            format!(
+                "Incompatible shapes: matrix {:?} and right-hand side {:?}",
+                matrix.shape(),
+                rhs.shape()
+            ),
+        ));
+    }
+    if l2_regularizer.is_nan() || l2_regularizer < 0.0 {
+        return Err(Error::invalid(
+            LS,
+            format!("l2_regularizer must be >= 0, got {l2_regularizer}"),
+        ));
+    }
+    let x = crate::tape::stack::suspended(|| -> Result<Tensor> {
+        if !fast {
+            return min_norm_lstsq(matrix, rhs);
+        }
+        if m >= n {
+            let l = regularized_gram_cholesky(matrix, l2_regularizer, true)?;
+            cholesky_solve(&l, &matmul_t(&conj(matrix)?, rhs, true, false)?)
+        } else {
+            let l = regularized_gram_cholesky(matrix, l2_regularizer, false)?;
+            matmul_t(&conj(matrix)?, &cholesky_solve(&l, rhs)?, true, false)
+        }
+    })?;
+    binary_out(
+        MatrixSolveLs {
+            l2: l2_regularizer,
+            fast,
+        },
+        matrix,
+        rhs,
+        x,
+    )
+}
+
+/// The minimum-norm least-squares solution `v diag(s⁺) uᴴ b` (singular values below
+/// `max(m, n) ε s_max` count as zero).
+fn min_norm_lstsq(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    let o = svd(a, true, false)?;
+    let s = crate::ops::cast(&o[0], crate::DType::F64)?;
+    let sv = s.to_vec::<f64>()?;
+    let p = last(&s).max(1);
+    let sh = a.shape();
+    let big = sh[sh.len() - 2].max(sh[sh.len() - 1]) as f64;
+    let eps = if matches!(a.dtype(), crate::DType::F32 | crate::DType::C64) {
+        f32::EPSILON as f64
+    } else {
+        f64::EPSILON
+    };
+    let mut inv = sv.clone();
+    for chunk in inv.chunks_mut(p) {
+        let smax = chunk.iter().fold(0.0f64, |x, &y| x.max(y));
+        for v in chunk.iter_mut() {
+            *v = if *v > big * eps * smax { 1.0 / *v } else { 0.0 };
+        }
+    }
+    let inv = crate::ops::cast(&Tensor::from_vec(inv, s.shape())?, a.dtype())?;
+    let uhb = matmul_t(&conj(&o[1])?, b, true, false)?;
+    matmul(&o[2], &multiply(&crate::ops::expand_dims(&inv, -1)?, &uhb)?)
+}
+
+struct MatrixSolveLs {
+    l2: f64,
+    fast: bool,
+}
+impl Op for MatrixSolveLs {
+    fn name(&self) -> &'static str {
+        "MatrixSolveLs"
+    }
+    fn saves(&self) -> Saves {
+        Saves::INPUTS_AND_OUTPUT
+    }
+    fn vjp(&self, cx: &VjpCx<'_>, dys: &[Tensor]) -> Result<Grads> {
+        use crate::ops::subtract;
+        if !self.fast {
+            return Err(Error::invalid(LS, "Gradient not defined for fast=False"));
+        }
+        let (a, b) = (cx.input(0)?, cx.input(1)?);
+        let g = &dys[0];
+        let s = a.shape();
+        let (m, n) = (s[s.len() - 2], s[s.len() - 1]);
+        if m >= n {
+            let x = cx.output(0)?;
+            let l = regularized_gram_cholesky(a, self.l2, true)?;
+            let z = cholesky_solve(&l, g)?;
+            let xz = mm_adj_b(x, &z)?;
+            let sym = add(&xz, &adjoint(&xz)?)?;
+            let ga = subtract(&mm_adj_b(b, &z)?, &matmul(a, &sym)?)?;
+            Ok(grads![Some(ga), Some(matmul(a, &z)?)])
+        } else {
+            let l = regularized_gram_cholesky(a, self.l2, false)?;
+            let gb = cholesky_solve(&l, &matmul(a, g)?)?;
+            let tmp = cholesky_solve(&l, b)?;
+            let a1 = negative(&matmul(&gb, &matmul_t(&conj(&tmp)?, a, true, false)?)?)?;
+            let a2 = mm_adj_b(&tmp, &subtract(g, &matmul_t(&conj(a)?, &gb, true, false)?)?)?;
+            Ok(grads![Some(add(&a1, &a2)?), Some(gb)])
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Matrix exponential.
+
+/// Padé coefficients `b_0..b_m` of `exp` for the degrees TF uses (Higham, 2005).
+const PADE3: [f64; 4] = [120.0, 60.0, 12.0, 1.0];
+const PADE5: [f64; 6] = [30240.0, 15120.0, 3360.0, 420.0, 30.0, 1.0];
+const PADE7: [f64; 8] = [
+    17297280.0, 8648640.0, 1995840.0, 277200.0, 25200.0, 1512.0, 56.0, 1.0,
+];
+const PADE9: [f64; 10] = [
+    17643225600.0,
+    8821612800.0,
+    2075673600.0,
+    302702400.0,
+    30270240.0,
+    2162160.0,
+    110880.0,
+    3960.0,
+    90.0,
+    1.0,
+];
+const PADE13: [f64; 14] = [
+    64764752532480000.0,
+    32382376266240000.0,
+    7771770303897600.0,
+    1187353796428800.0,
+    129060195264000.0,
+    10559470521600.0,
+    670442572800.0,
+    33522128640.0,
+    1323241920.0,
+    40840800.0,
+    960960.0,
+    16380.0,
+    182.0,
+    1.0,
+];
+
+/// `(u, v)` of the degree-`b.len() - 1` Padé approximant of `exp(a)`: the odd and
+/// even parts of the numerator, `exp(a) ≈ (v - u)⁻¹ (v + u)`.
+fn pade(a: &Tensor, b: &[f64]) -> Result<(Tensor, Tensor)> {
+    let n = last(a);
+    let eye = crate::ops::eye(n, None, &[], a.dtype())?;
+    let sc = |x: &Tensor, c: f64| multiply(x, &crate::ops::scalar_like(x, c));
+    let a2 = matmul(a, a)?;
+    if b.len() == 14 {
+        let a4 = matmul(&a2, &a2)?;
+        let a6 = matmul(&a4, &a2)?;
+        let sum = |terms: &[(&Tensor, f64)]| -> Result<Tensor> {
+            let mut acc = sc(terms[0].0, terms[0].1)?;
+            for (t, c) in &terms[1..] {
+                acc = add(&acc, &sc(t, *c)?)?;
+            }
+            Ok(acc)
+        };
+        let hi_u = sum(&[(&a6, b[13]), (&a4, b[11]), (&a2, b[9])])?;
+        let lo_u = sum(&[(&a6, b[7]), (&a4, b[5]), (&a2, b[3]), (&eye, b[1])])?;
+        let u = matmul(a, &add(&matmul(&a6, &hi_u)?, &lo_u)?)?;
+        let hi_v = sum(&[(&a6, b[12]), (&a4, b[10]), (&a2, b[8])])?;
+        let lo_v = sum(&[(&a6, b[6]), (&a4, b[4]), (&a2, b[2]), (&eye, b[0])])?;
+        let v = add(&matmul(&a6, &hi_v)?, &lo_v)?;
+        return Ok((u, v));
+    }
+    // Powers a², a⁴, ...: u = a Σ b_{2k+1} a^{2k}, v = Σ b_{2k} a^{2k}.
+    let mut p = eye;
+    let (mut u, mut v) = (sc(&p, b[1])?, sc(&p, b[0])?);
+    for k in 1..b.len() / 2 {
+        p = matmul(&p, &a2)?;
+        u = add(&u, &sc(&p, b[2 * k + 1])?)?;
+        v = add(&v, &sc(&p, b[2 * k])?)?;
+    }
+    Ok((matmul(a, &u)?, v))
+}
+
+/// Matrix exponential of each square matrix, by scaling and squaring with Padé
+/// approximants of degree 3 to 13 (7 for single precision) chosen by the 1-norm, as TF
+/// composes it. TF equivalent: `tf.linalg.expm`. A matrix with a non-finite 1-norm gives
+/// NaNs. Gradient: that of the composition (as in TF, whose `expm` is a composition).
+pub fn expm(x: &Tensor) -> Result<Tensor> {
+    use crate::DType;
+    const OP: &str = "MatrixExponential";
+    let dt = x.dtype();
+    let single = match dt {
+        DType::F32 | DType::C64 => true,
+        DType::F64 | DType::C128 => false,
+        other => return Err(Error::unsupported(OP, other)),
+    };
+    let shape = x.shape().to_vec();
+    let (batch, n) = crate::kernels::linalg::split_square(OP, &shape)?;
+    let nb: usize = batch.iter().product();
+    if n == 0 || nb == 0 {
+        return Ok(x.clone());
+    }
+    let flat = crate::ops::reshape(x, &[nb, n, n])?;
+    // The 1-norms (largest column sums), the degrees and the squarings: constants.
+    let l1: Vec<f64> = crate::tape::stack::suspended(|| -> Result<Vec<f64>> {
+        let colsum = crate::ops::reduce_sum(&crate::ops::abs(&flat)?, Some(&[-2]), false)?;
+        let m = crate::ops::reduce_max(&colsum, Some(&[-1]), false)?;
+        crate::ops::cast(&m, DType::F64)?.to_vec::<f64>()
+    })?;
+    if l1.iter().any(|v| !v.is_finite()) {
+        return multiply(x, &crate::ops::scalar_like(x, f64::NAN));
+    }
+    let (maxnorm, conds): (f64, &[f64]) = if single {
+        (3.92572478313866, &[4.258730016922831e-1, 1.880152677804762])
+    } else {
+        (
+            5.371920351148152,
+            &[
+                1.495585217958292e-2,
+                2.53939833006323e-1,
+                9.504178996162932e-1,
+                2.097847961257068,
+            ],
+        )
+    };
+    let degrees: &[&[f64]] = if single {
+        &[&PADE3, &PADE5, &PADE7]
+    } else {
+        &[&PADE3, &PADE5, &PADE7, &PADE9, &PADE13]
+    };
+    let squarings: Vec<u32> = l1
+        .iter()
+        .map(|&v| {
+            if v > 0.0 {
+                (v / maxnorm).log2().floor().max(0.0) as u32
+            } else {
+                0
+            }
+        })
+        .collect();
+    let choice: Vec<usize> = l1
+        .iter()
+        .map(|&v| conds.iter().position(|&c| v < c).unwrap_or(conds.len()))
+        .collect();
+    let scale: Vec<f64> = squarings.iter().map(|&s| 0.5f64.powi(s as i32)).collect();
+    let scale = crate::ops::cast(&Tensor::from_vec(scale, &[nb, 1, 1])?, dt)?;
+    let scaled = multiply(&flat, &scale)?;
+    let mut uv: Option<(Tensor, Tensor)> = None;
+    for (d, b) in degrees.iter().enumerate() {
+        if !choice.contains(&d) {
+            continue;
+        }
+        // The last degree works on the scaled matrices (the others see norms below
+        // the first squaring's, where the scaled matrix is the matrix).
+        let (u, v) = pade(&scaled, b)?;
+        uv = Some(match uv {
+            None => (u, v),
+            Some((pu, pv)) => {
+                let mask: Vec<bool> = choice.iter().map(|&c| c == d).collect();
+                let mask = Tensor::from_vec(mask, &[nb, 1, 1])?;
+                (
+                    crate::ops::where_(&mask, &u, &pu)?,
+                    crate::ops::where_(&mask, &v, &pv)?,
+                )
+            }
+        });
+    }
+    let (u, v) = uv.ok_or_else(|| Error::Internal("expm: no Padé degree chosen".into()))?;
+    let mut r = solve(&crate::ops::subtract(&v, &u)?, &add(&u, &v)?, false)?;
+    let max_sq = squarings.iter().copied().max().unwrap_or(0);
+    for i in 0..max_sq {
+        let sq = matmul(&r, &r)?;
+        r = if squarings.iter().all(|&s| s > i) {
+            sq
+        } else {
+            let mask: Vec<bool> = squarings.iter().map(|&s| s > i).collect();
+            crate::ops::where_(&Tensor::from_vec(mask, &[nb, 1, 1])?, &sq, &r)?
+        };
+    }
+    crate::ops::reshape(&r, &shape)
+}
+
+// ---------------------------------------------------------------------------
 // Cholesky and triangular solves.
 
 /// Lower Cholesky factor of each Hermitian positive-definite matrix (only the lower
@@ -661,6 +1350,173 @@ pub(super) mod python {
         Ok((out.remove(0).into(), l.into()))
     }
 
+    /// Eigenvalues (ascending) and eigenvectors (columns) of self-adjoint matrices; only
+    /// the lower triangle is read. TF equivalent: `tf.linalg.eigh`: `(e, v)`.
+    ///
+    /// >>> import gradtape as gt
+    /// >>> e, v = gt.linalg.eigh(gt.constant([[2.0, 1.0], [1.0, 2.0]]))
+    /// >>> [round(x, 5) for x in e.numpy().tolist()]
+    /// [1.0, 3.0]
+    /// >>> [round(abs(x), 5) for x in v.numpy().ravel().tolist()]
+    /// [0.70711, 0.70711, 0.70711, 0.70711]
+    #[pyfunction]
+    #[pyo3(signature = (tensor, name=None))]
+    fn eigh(
+        py: Python<'_>,
+        tensor: &Bound<'_, PyAny>,
+        name: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<(PyTensor, PyTensor)> {
+        let _ = name;
+        let x = one(tensor)?;
+        let mut out = call_multi(
+            py,
+            "SelfAdjointEigV2",
+            || "true".into(),
+            &[x],
+            |a| {
+                let (e, v) = ops::eigh(&a[0])?;
+                Ok(vec![e, v])
+            },
+        )?;
+        let v = out.remove(1);
+        Ok((out.remove(0).into(), v.into()))
+    }
+
+    /// Eigenvalues (ascending) of self-adjoint matrices; only the lower triangle is read.
+    /// TF equivalent: `tf.linalg.eigvalsh`.
+    ///
+    /// >>> import gradtape as gt
+    /// >>> gt.linalg.eigvalsh(gt.constant([[2.0, 0.0], [0.0, -1.0]])).numpy().tolist()
+    /// [-1.0, 2.0]
+    #[pyfunction]
+    #[pyo3(signature = (tensor, name=None))]
+    fn eigvalsh(
+        py: Python<'_>,
+        tensor: &Bound<'_, PyAny>,
+        name: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
+        let _ = name;
+        let x = one(tensor)?;
+        Ok(call(py, "SelfAdjointEigV2", || "false".into(), &x, ops::eigvalsh)?.into())
+    }
+
+    /// Singular value decomposition `a = u diag(s) vᴴ`, returned as `(s, u, v)` in TF's
+    /// order (only `s` when `compute_uv=False`); `s` descending and real.
+    /// TF equivalent: `tf.linalg.svd`.
+    ///
+    /// >>> import gradtape as gt
+    /// >>> s, u, v = gt.linalg.svd(gt.constant([[3.0, 0.0], [0.0, -4.0]]))
+    /// >>> s.numpy().tolist(), u.shape, v.shape
+    /// ([4.0, 3.0], TensorShape([2, 2]), TensorShape([2, 2]))
+    /// >>> gt.linalg.svd(gt.constant([[3.0, 0.0, 0.0]]), compute_uv=False).numpy().tolist()
+    /// [3.0]
+    #[pyfunction]
+    #[pyo3(signature = (tensor, full_matrices=false, compute_uv=true, name=None))]
+    fn svd(
+        py: Python<'_>,
+        tensor: &Bound<'_, PyAny>,
+        full_matrices: bool,
+        compute_uv: bool,
+        name: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let _ = name;
+        let x = one(tensor)?;
+        let key = || format!("{full_matrices},{compute_uv}");
+        let mut out = call_multi(py, "Svd", key, &[x], move |a| {
+            ops::svd(&a[0], compute_uv, full_matrices)
+        })?;
+        if !compute_uv {
+            return Ok(PyTensor::from(out.remove(0))
+                .into_pyobject(py)?
+                .into_any()
+                .unbind());
+        }
+        let v = PyTensor::from(out.remove(2));
+        let u = PyTensor::from(out.remove(1));
+        let s = PyTensor::from(out.remove(0));
+        Ok((s, u, v).into_pyobject(py)?.into_any().unbind())
+    }
+
+    /// QR factorization `a = q r`: `(q, r)`, `q` with orthonormal columns, `r` upper
+    /// triangular. TF equivalent: `tf.linalg.qr`.
+    ///
+    /// >>> import gradtape as gt
+    /// >>> q, r = gt.linalg.qr(gt.constant([[3.0, 1.0], [4.0, 2.0]]))
+    /// >>> [round(abs(x), 5) for x in r.numpy().ravel().tolist()]
+    /// [5.0, 2.2, 0.0, 0.4]
+    /// >>> q.shape, gt.linalg.qr(gt.ones([3, 2]), full_matrices=True)[0].shape
+    /// (TensorShape([2, 2]), TensorShape([3, 3]))
+    #[pyfunction]
+    #[pyo3(signature = (input, full_matrices=false, name=None))]
+    fn qr(
+        py: Python<'_>,
+        input: &Bound<'_, PyAny>,
+        full_matrices: bool,
+        name: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<(PyTensor, PyTensor)> {
+        let _ = name;
+        let x = one(input)?;
+        let mut out = call_multi(
+            py,
+            "Qr",
+            || full_matrices.to_string(),
+            &[x],
+            move |a| {
+                let (q, r) = ops::qr(&a[0], full_matrices)?;
+                Ok(vec![q, r])
+            },
+        )?;
+        let r = out.remove(1);
+        Ok((out.remove(0).into(), r.into()))
+    }
+
+    /// Least-squares solution of `matrix @ x = rhs`, optionally L2-regularized (`fast`:
+    /// normal equations through Cholesky; otherwise the minimum-norm solution, with no
+    /// gradient). TF equivalent: `tf.linalg.lstsq`.
+    ///
+    /// >>> import gradtape as gt
+    /// >>> a = gt.constant([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+    /// >>> [round(v, 5) for v in gt.linalg.lstsq(a, gt.constant([[1.0], [2.0], [2.0]])).numpy().ravel().tolist()]
+    /// [0.66667, 1.66667]
+    #[pyfunction]
+    #[pyo3(signature = (matrix, rhs, l2_regularizer=None, fast=true, name=None))]
+    fn lstsq(
+        py: Python<'_>,
+        matrix: &Bound<'_, PyAny>,
+        rhs: &Bound<'_, PyAny>,
+        l2_regularizer: Option<&Bound<'_, PyAny>>,
+        fast: bool,
+        name: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
+        let _ = name;
+        let l2: f64 = match l2_regularizer {
+            None => 0.0,
+            Some(v) if v.is_none() => 0.0,
+            Some(v) => v.extract()?,
+        };
+        let (a, b) = pair(matrix, rhs)?;
+        let f = move |a: &Tensor, b: &Tensor| ops::lstsq(a, b, l2, fast);
+        Ok(call2(py, "MatrixSolveLs", || format!("{l2},{fast}"), &a, &b, f)?.into())
+    }
+
+    /// Matrix exponential (scaling and squaring with Padé approximants, as TF).
+    /// TF equivalent: `tf.linalg.expm`.
+    ///
+    /// >>> import gradtape as gt
+    /// >>> [round(v, 5) for v in gt.linalg.expm(gt.constant([[0.0, 1.0], [0.0, 0.0]])).numpy().ravel().tolist()]
+    /// [1.0, 1.0, 0.0, 1.0]
+    #[pyfunction]
+    #[pyo3(signature = (input, name=None))]
+    fn expm(
+        py: Python<'_>,
+        input: &Bound<'_, PyAny>,
+        name: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
+        let _ = name;
+        let x = one(input)?;
+        Ok(call(py, "MatrixExponential", String::new, &x, ops::expm)?.into())
+    }
+
     /// A matrix with `diagonal` on its main diagonal.
     /// TF equivalent: `tf.linalg.diag` (main diagonal, `k=0`).
     ///
@@ -771,6 +1627,12 @@ pub(super) mod python {
         fn triangular_solve in [linalg]: "(matrix: TensorLike, rhs: TensorLike, lower: _bool = True, adjoint: _bool = False, name: str | None = None) -> Tensor";
         fn inv in [linalg]: "(input: TensorLike, adjoint: _bool = False, name: str | None = None) -> Tensor";
         fn slogdet in [linalg]: "(input: TensorLike, name: str | None = None) -> tuple[Tensor, Tensor]";
+        fn eigh in [linalg]: "(tensor: TensorLike, name: str | None = None) -> tuple[Tensor, Tensor]";
+        fn eigvalsh in [linalg]: "(tensor: TensorLike, name: str | None = None) -> Tensor";
+        fn expm in [linalg]: "(input: TensorLike, name: str | None = None) -> Tensor";
+        fn lstsq in [linalg]: "(matrix: TensorLike, rhs: TensorLike, l2_regularizer: float | TensorLike | None = None, fast: _bool = True, name: str | None = None) -> Tensor";
+        fn qr in [linalg]: "(input: TensorLike, full_matrices: _bool = False, name: str | None = None) -> tuple[Tensor, Tensor]";
+        fn svd in [linalg]: "(tensor: TensorLike, full_matrices: _bool = False, compute_uv: _bool = True, name: str | None = None) -> Any";
         fn diag in [linalg]: "(diagonal: TensorLike, name: str | None = None, k: int = 0, num_rows: int = -1, num_cols: int = -1, padding_value: Any = 0) -> Tensor";
         fn diag_part in [linalg]: "(input: TensorLike, name: str | None = None, k: int = 0, padding_value: Any = 0) -> Tensor";
         fn matrix_transpose in [linalg]: "(a: TensorLike, name: str | None = None, conjugate: _bool = False) -> Tensor";
@@ -845,6 +1707,181 @@ mod tests {
         // second order: d/dA of sum(cofactors) = d/dA (d - c - b + a) = [1, -1, -1, 1]
         let h = grad2(&t64(&[1.0, 2.0, 3.0, 4.0], &[2, 2]), |m| det(m).unwrap());
         close(&h, &[1.0, -1.0, -1.0, 1.0]);
+    }
+
+    #[test]
+    fn eigh_values_vectors_and_gradients() {
+        let a = t64(&[2.0, 1.0, 1.0, 2.0], &[2, 2]);
+        let (e, v) = eigh(&a).unwrap();
+        close(&vals(&e), &[1.0, 3.0]);
+        let h = std::f64::consts::FRAC_1_SQRT_2;
+        close(
+            &vals(&v).iter().map(|x| x.abs()).collect::<Vec<_>>(),
+            &[h, h, h, h],
+        );
+        close(&vals(&eigvalsh(&a).unwrap()), &[1.0, 3.0]);
+        // d(e₀ + 2 e₁)/dA = v diag(1, 2) vᵀ = [[1.5, 0.5], [0.5, 1.5]], folded onto the
+        // lower triangle (the only one read).
+        let w = t64(&[1.0, 2.0], &[2]);
+        close(
+            &grad(&a, Some(&w), |m| eigvalsh(m).unwrap()),
+            &[1.5, 0.0, 1.0, 1.5],
+        );
+        close(
+            &grad(&a, Some(&w), |m| eigh(m).unwrap().0),
+            &[1.5, 0.0, 1.0, 1.5],
+        );
+        // Only the lower triangle is read: an unsymmetric input is its lower part mirrored.
+        check(&A, &[3, 3], &|m| eigvalsh(m).unwrap());
+        check(&A, &[3, 3], &|m| {
+            let v = eigh(m).unwrap().1;
+            multiply(&v, &v).unwrap()
+        });
+        assert!(eigh(&t64(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3])).is_err());
+        let e = eigh(&t64(&[f64::NAN, 0.0, 0.0, 1.0], &[2, 2])).unwrap_err();
+        assert!(e.to_string().contains("not successful"), "{e}");
+        assert!(eigvalsh(&crate::ops::cast(&a, crate::DType::I32).unwrap()).is_err());
+    }
+
+    #[test]
+    fn svd_values_vectors_and_gradients() {
+        let a = t64(&[3.0, 0.0, 0.0, -4.0], &[2, 2]);
+        let o = svd(&a, true, false).unwrap();
+        close(&vals(&o[0]), &[4.0, 3.0]);
+        // u diag(s) vᵀ rebuilds a.
+        let us = multiply(&o[1], &o[0]).unwrap();
+        close(&vals(&mm_adj_b(&us, &o[2]).unwrap()), &vals(&a));
+        assert_eq!(svd(&a, false, false).unwrap().len(), 1);
+        // ds/dA = u_k v_kᵀ: for diag(3, -4), d(s₀ + s₁)/dA = [[1, 0], [0, -1]].
+        close(
+            &grad(&a, None, |m| svd(m, false, false).unwrap().remove(0)),
+            &[1.0, 0.0, 0.0, -1.0],
+        );
+        let r = [1.0, 2.0, -0.5, 0.3, 1.5, -2.0];
+        for shape in [[2, 3], [3, 2]] {
+            check(&r, &shape, &|m| svd(m, false, false).unwrap().remove(0));
+            check(&r, &shape, &|m| svd(m, true, false).unwrap().remove(0));
+            for full in [false, true] {
+                for k in [1, 2] {
+                    check(&r, &shape, &|m| {
+                        let x = svd(m, true, full).unwrap().remove(k);
+                        multiply(&x, &x).unwrap()
+                    });
+                }
+            }
+        }
+        let full = svd(&t64(&r, &[3, 2]), true, true).unwrap();
+        assert_eq!(full[1].shape(), &[3, 3]);
+        assert_eq!(full[2].shape(), &[2, 2]);
+        let nan = svd(&t64(&[f64::NAN, 1.0], &[1, 2]), false, false).unwrap();
+        assert!(vals(&nan[0])[0].is_nan());
+        assert!(svd(&t64(&[1.0, 2.0], &[2]), true, false).is_err());
+    }
+
+    #[test]
+    fn qr_values_and_gradients() {
+        let a = t64(&[3.0, 1.0, 4.0, 2.0], &[2, 2]);
+        let (q, r) = qr(&a, false).unwrap();
+        close(&vals(&matmul(&q, &r).unwrap()), &[3.0, 1.0, 4.0, 2.0]);
+        let rv: Vec<f64> = vals(&r).iter().map(|x| x.abs()).collect();
+        close(&rv, &[5.0, 2.2, 0.0, 0.4]);
+        let qtq = matmul_t(&q, &q, true, false).unwrap();
+        close(&vals(&qtq), &[1.0, 0.0, 0.0, 1.0]);
+        let x = [
+            1.0, 2.0, -0.5, 0.3, 1.5, -2.0, 0.7, 0.2, 1.1, -1.3, 0.4, 2.2,
+        ];
+        for shape in [[4, 3], [3, 4], [2, 6]] {
+            check(&x, &shape, &|m| qr(m, false).unwrap().0);
+            check(&x, &shape, &|m| qr(m, false).unwrap().1);
+        }
+        check(&x, &[3, 4], &|m| qr(m, true).unwrap().0);
+        let (qf, rf) = qr(&t64(&x, &[4, 3]), true).unwrap();
+        assert_eq!((qf.shape(), rf.shape()), (&[4, 4][..], &[4, 3][..]));
+        close(&vals(&matmul(&qf, &rf).unwrap()), &x);
+        // Like TF's: no gradient for full_matrices with more rows than columns.
+        let t = crate::GradientTape::new();
+        let xs = t64(&x, &[4, 3]);
+        let y = {
+            let _r = t.enter();
+            t.watch(&xs);
+            crate::ops::reduce_sum(&qr(&xs, true).unwrap().0, None, false).unwrap()
+        };
+        assert!(t.gradient1(&y, &xs).is_err());
+    }
+
+    #[test]
+    fn lstsq_values_and_gradients() {
+        let a = t64(&[1.0, 0.0, 0.0, 1.0, 1.0, 1.0], &[3, 2]);
+        let b = t64(&[1.0, 2.0, 2.0], &[3, 1]);
+        let x = lstsq(&a, &b, 0.0, true).unwrap();
+        close(&vals(&x), &[2.0 / 3.0, 5.0 / 3.0]);
+        let x = lstsq(&a, &b, 0.0, false).unwrap();
+        close(&vals(&x), &[2.0 / 3.0, 5.0 / 3.0]);
+        // (aᵀa + I)⁻¹ aᵀ b with aᵀa = [[2, 1], [1, 2]], aᵀb = [3, 4]: [[3, 1], [1, 3]]⁻¹ [3, 4].
+        let x = lstsq(&a, &b, 1.0, true).unwrap();
+        close(&vals(&x), &[5.0 / 8.0, 9.0 / 8.0]);
+        // Underdetermined: the minimum-norm solution of x₀ + x₁ = 2 is [1, 1].
+        let w = t64(&[1.0, 1.0], &[1, 2]);
+        close(
+            &vals(&lstsq(&w, &t64(&[2.0], &[1, 1]), 0.0, true).unwrap()),
+            &[1.0, 1.0],
+        );
+        close(
+            &vals(&lstsq(&w, &t64(&[2.0], &[1, 1]), 0.0, false).unwrap()),
+            &[1.0, 1.0],
+        );
+        let r = [1.0, 2.0, -0.5, 0.3, 1.5, -2.0];
+        let rhs6 = t64(&[0.5, -1.0, 2.0, 1.0, 0.2, 0.3], &[3, 2]);
+        for l2 in [0.0, 0.5] {
+            check(&r, &[3, 2], &|m| lstsq(m, &rhs6, l2, true).unwrap());
+            check(&r, &[2, 3], &|m| {
+                lstsq(m, &t64(&r[..4], &[2, 2]), l2, true).unwrap()
+            });
+            let am = t64(&r, &[3, 2]);
+            check(&[0.5, -1.0, 2.0, 1.0, 0.2, 0.3], &[3, 2], &|v| {
+                lstsq(&am, v, l2, true).unwrap()
+            });
+        }
+        // A rank-deficient matrix needs fast=False or a regularizer.
+        let rd = t64(&[1.0, 1.0, 0.0, 0.0], &[2, 2]);
+        assert!(lstsq(&rd, &t64(&[1.0, 1.0], &[2, 1]), 0.0, true).is_err());
+        close(
+            &vals(&lstsq(&rd, &t64(&[2.0, 0.0], &[2, 1]), 0.0, false).unwrap()),
+            &[1.0, 1.0],
+        );
+        assert!(lstsq(&a, &t64(&[1.0, 2.0], &[2, 1]), 0.0, true).is_err());
+    }
+
+    #[test]
+    fn expm_values_and_gradients() {
+        // exp([[0, t], [-t, 0]]) is the rotation by t; large norms take squarings.
+        for t in [0.001, 0.1, 0.5, 1.5, 10.0] {
+            let e = expm(&t64(&[0.0, t, -t, 0.0], &[2, 2])).unwrap();
+            let (c, s) = (f64::cos(t), f64::sin(t));
+            let got = vals(&e);
+            for (g, w) in got.iter().zip([c, s, -s, c]) {
+                // TF's squarings (floor of log2(|a|₁ / θ₁₃)) leave norms up to 2 θ₁₃ to
+                // the degree-13 approximant: ~1e-9 at t = 10, as TF's.
+                assert!((g - w).abs() < 1e-8 * (1.0 + t), "{t}: {got:?}");
+            }
+        }
+        // A batch mixing degrees; nilpotent and diagonal cases.
+        let b = t64(&[0.0, 1.0, 0.0, 0.0, 3.0, 0.0, 0.0, -2.0], &[2, 2, 2]);
+        let e = vals(&expm(&b).unwrap());
+        let want = [1.0, 1.0, 0.0, 1.0, 3f64.exp(), 0.0, 0.0, (-2f64).exp()];
+        for (g, w) in e.iter().zip(want) {
+            assert!((g - w).abs() < 1e-12 * (1.0 + w.abs()), "{e:?}");
+        }
+        check(&A, &[3, 3], &|m| expm(m).unwrap());
+        let small: Vec<f64> = A.iter().map(|v| v * 0.01).collect();
+        check(&small, &[3, 3], &|m| expm(m).unwrap());
+        // d exp(a)/da along a's own direction at a diagonal: exp(a_ii) on the diagonal.
+        let g = grad(&t64(&[1.0, 0.0, 0.0, 2.0], &[2, 2]), None, |m| {
+            expm(m).unwrap()
+        });
+        close(&g[..1], &[1f64.exp()]);
+        assert!(vals(&expm(&t64(&[f64::INFINITY, 0.0, 0.0, 1.0], &[2, 2])).unwrap())[0].is_nan());
+        assert!(expm(&t64(&[1.0, 2.0], &[1, 2])).is_err());
     }
 
     #[test]

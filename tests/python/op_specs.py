@@ -959,6 +959,169 @@ row(
 row("cholesky", lambda a: gt.linalg.cholesky(_spd(a)), lambda a: np.linalg.cholesky(_np_spd(a)), _SQ, dtypes=F32_64)
 
 
+# Decompositions: a row checks a function of the factors that does not depend on their
+# gauge (an eigenvector's or singular vector's sign, or phase for complex inputs), as
+# TF's own gradient tests do: the values, |v|² elementwise, u vᴴ.
+def _herm(a):
+    """(a + aᴴ) / 2: the Hermitian matrices a complex row perturbs in."""
+    return (a + gt.linalg.adjoint(a)) * 0.5
+
+
+def _np_herm(a):
+    return (a + np.conj(np.swapaxes(a, -1, -2))) * 0.5
+
+
+def _absq(x):
+    return x * gt.math.conj(x)
+
+
+def _np_absq(x):
+    return np.abs(x) ** 2
+
+
+_EIG = [((3, 3),), ((2, 2, 2),), ((1, 1),)]
+# eigh/eigvalsh read the lower triangle only: the gradient is lower triangular.
+row("eigvalsh", gt.linalg.eigvalsh, np.linalg.eigvalsh, _EIG, dtypes=F32_64, complex=False, case="lower")
+row("eigvalsh", lambda a: gt.linalg.eigvalsh(_herm(a)), lambda a: np.linalg.eigvalsh(_np_herm(a)), _EIG, dtypes=F32_64)
+row("eigh", lambda a: gt.linalg.eigh(a)[0], lambda a: np.linalg.eigh(a)[0], _EIG, dtypes=F32_64, complex=False, case="e,lower")
+row("eigh", lambda a: gt.linalg.eigh(_herm(a))[0], lambda a: np.linalg.eigh(_np_herm(a))[0], _EIG, dtypes=F32_64, case="e")
+row(
+    "eigh",
+    lambda a: _absq(gt.linalg.eigh(a)[1]),
+    lambda a: _np_absq(np.linalg.eigh(a)[1]),
+    _EIG,
+    dtypes=F32_64,
+    complex=False,
+    case="|v|²,lower",
+)
+row(
+    "eigh",
+    lambda a: _absq(gt.linalg.eigh(_herm(a))[1]),
+    lambda a: _np_absq(np.linalg.eigh(_np_herm(a))[1]),
+    _EIG,
+    dtypes=F32_64,
+    case="|v|²",
+)
+_SVD = [((3, 3),), ((3, 2),), ((2, 3),), ((2, 2, 3),)]
+row(
+    "svd",
+    lambda a: gt.linalg.svd(a, compute_uv=False),
+    lambda a: np.linalg.svd(a, compute_uv=False),
+    _SVD,
+    dtypes=F32_64,
+    case="compute_uv=False",
+)
+row("svd", lambda a: gt.linalg.svd(a)[0], lambda a: np.linalg.svd(a, compute_uv=False), _SVD, dtypes=F32_64, case="s")
+for _full in (False, True):
+    row(
+        "svd",
+        (lambda f: lambda a: _absq(gt.linalg.svd(a, full_matrices=f)[1]))(_full),
+        (lambda f: lambda a: _np_absq(np.linalg.svd(a, full_matrices=f)[0]))(_full),
+        _SVD,
+        dtypes=F32_64,
+        case=f"|u|²,full_matrices={_full}",
+    )
+    row(
+        "svd",
+        (lambda f: lambda a: _absq(gt.linalg.svd(a, full_matrices=f)[2]))(_full),
+        (lambda f: lambda a: _np_absq(np.conj(np.swapaxes(np.linalg.svd(a, full_matrices=f)[2], -1, -2))))(_full),
+        _SVD,
+        dtypes=F32_64,
+        case=f"|v|²,full_matrices={_full}",
+    )
+
+
+def _polar(a):
+    _, u, v = gt.linalg.svd(a)
+    return gt.matmul(u, v, adjoint_b=True)
+
+
+def _np_polar(a):
+    u, _, vh = np.linalg.svd(a, full_matrices=False)
+    return u @ vh
+
+
+# QR: r's diagonal signs are a convention (Householder's, as TF's and LAPACK's), so the
+# values are compared as |q|², |r|² and q r (Householder's signs vary smoothly, so TF's
+# tests also differentiate q and r directly: test_linalg.py).
+_QR = [((3, 3),), ((4, 2),), ((2, 4),), ((2, 3, 2),)]
+row("qr", lambda a: _absq(gt.linalg.qr(a)[0]), lambda a: _np_absq(np.linalg.qr(a)[0]), _QR, dtypes=F32_64, case="|q|²")
+row("qr", lambda a: _absq(gt.linalg.qr(a)[1]), lambda a: _np_absq(np.linalg.qr(a)[1]), _QR, dtypes=F32_64, case="|r|²")
+row(
+    "qr",
+    lambda a: _absq(gt.linalg.qr(a, full_matrices=True)[0]),
+    lambda a: _np_absq(np.linalg.qr(a, mode="complete")[0]),
+    [((3, 3),), ((2, 4),)],
+    dtypes=F32_64,
+    case="|q|²,full_matrices=True",
+)
+row(
+    "qr",
+    lambda a: gt.matmul(*gt.linalg.qr(a)),
+    lambda a: a,
+    _QR,
+    dtypes=F32_64,
+    case="q r",
+)
+
+
+_LS = [((4, 2), (4, 3)), ((2, 4), (2, 1)), ((2, 3, 3), (2, 3, 2))]
+
+
+def _full_rank(rng, shape):
+    """Matrices with a dominant (rectangular) diagonal: full rank, well conditioned."""
+    return rng.uniform(-0.5, 0.5, size=shape) + 2.0 * np.eye(shape[-2], shape[-1])
+
+
+def _np_ridge(a, b, l2):
+    """(aᴴa + λI)⁻¹ aᴴ b, or aᴴ (aaᴴ + λI)⁻¹ b for wide a (the minimum-norm solution at λ = 0)."""
+    ah = np.conj(np.swapaxes(a, -1, -2))
+    if a.shape[-2] >= a.shape[-1]:
+        return np.linalg.solve(ah @ a + l2 * np.eye(a.shape[-1]), ah @ b)
+    return ah @ np.linalg.solve(a @ ah + l2 * np.eye(a.shape[-2]), b)
+
+
+row("lstsq", gt.linalg.lstsq, lambda a, b: _np_ridge(a, b, 0.0), _LS, sample=(_full_rank, normal), dtypes=F32_64)
+
+
+row(
+    "lstsq",
+    lambda a, b: gt.linalg.lstsq(a, b, l2_regularizer=0.5),
+    lambda a, b: _np_ridge(a, b, 0.5),
+    _LS,
+    sample=(_full_rank, normal),
+    dtypes=F32_64,
+    case="l2_regularizer=0.5",
+)
+
+
+
+
+def _np_expm(a):
+    """exp(a) through an eigendecomposition (the sampled matrices are diagonalizable)."""
+    w, v = np.linalg.eig(a)
+    out = v @ (np.exp(w)[..., None] * np.linalg.inv(v))
+    return out if np.iscomplexobj(a) else out.real
+
+
+# Small, medium and large norms: Padé degrees 3 to 13 and squarings.
+for _scale in (0.005, 0.3, 3.0):
+    row(
+        "expm",
+        gt.linalg.expm,
+        _np_expm,
+        [((3, 3),), ((2, 2, 2),)],
+        sample=interval(-_scale, _scale),
+        dtypes=F32_64,
+        case=f"|a|<{_scale}",
+        fwd_tol={"float32": (1e-4, 1e-5), "float64": (1e-10, 1e-12)},
+    )
+
+
+# u vᴴ ties the phases of u's and v's columns together (complex: TF's extra term).
+row("svd", _polar, _np_polar, [((3, 3),), ((2, 2, 2),)], dtypes=F32_64, case="u vᴴ")
+
+
 def _np_tri_solve(a, b, lower, adjoint):
     t = np.tril(a) if lower else np.triu(a)
     if adjoint:

@@ -130,3 +130,136 @@ def test_tensordot():
     np.testing.assert_allclose(g, np.broadcast_to(b[:, :2].T.sum(1, keepdims=True), (2, 3)))
     with pytest.raises(gt.errors.InvalidArgumentError):
         gt.tensordot(a, b, [[0], [0]])
+
+
+# ----------------------------------------------------------------------------- decompositions
+def _sym(n, *batch):
+    m = RNG.normal(size=(*batch, n, n))
+    return m + np.swapaxes(m, -1, -2)
+
+
+def test_eigh_and_eigvalsh_against_numpy():
+    a = _sym(4, 2)
+    e, v = gt.linalg.eigh(gt.constant(a))
+    np.testing.assert_allclose(e.numpy(), np.linalg.eigvalsh(a), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(gt.linalg.eigvalsh(gt.constant(a)).numpy(), np.linalg.eigvalsh(a), atol=1e-12)
+    # a v = v diag(e), v orthogonal.
+    vn = v.numpy()
+    np.testing.assert_allclose(a @ vn, vn * e.numpy()[..., None, :], atol=1e-12)
+    np.testing.assert_allclose(np.swapaxes(vn, -1, -2) @ vn, np.broadcast_to(np.eye(4), (2, 4, 4)), atol=1e-12)
+    # Complex: eigenvalues keep the complex dtype (TF's SelfAdjointEigV2), imaginary parts 0.
+    h = RNG.normal(size=(3, 3)) + 1j * RNG.normal(size=(3, 3))
+    h = h + h.conj().T
+    ec, _ = gt.linalg.eigh(gt.constant(h))
+    assert ec.dtype == gt.complex128
+    np.testing.assert_allclose(ec.numpy(), np.linalg.eigvalsh(h), atol=1e-12)
+    # Only the lower triangle is read.
+    low = np.tril(a[0]) + np.triu(RNG.normal(size=(4, 4)), 1)
+    np.testing.assert_allclose(gt.linalg.eigvalsh(gt.constant(low)).numpy(), np.linalg.eigvalsh(a[0]), atol=1e-12)
+
+
+def test_eigh_gradient_is_tfs_lower_triangle():
+    a = gt.constant([[2.0, 1.0], [1.0, 2.0]], dtype=gt.float64)
+    with gt.GradientTape() as tape:
+        tape.watch(a)
+        e = gt.linalg.eigvalsh(a)
+        y = e[0] + 2.0 * e[1]
+    np.testing.assert_allclose(tape.gradient(y, a).numpy(), [[1.5, 0.0], [1.0, 1.5]], atol=1e-12)
+
+
+def test_svd_outputs_in_tf_order():
+    a = RNG.normal(size=(2, 4, 3))
+    s, u, v = gt.linalg.svd(gt.constant(a))
+    assert (s.shape, u.shape, v.shape) == ((2, 3), (2, 4, 3), (2, 3, 3))
+    np.testing.assert_allclose(s.numpy(), np.linalg.svd(a, compute_uv=False), rtol=1e-12)
+    rebuilt = u.numpy() @ (s.numpy()[..., None] * np.swapaxes(v.numpy(), -1, -2))
+    np.testing.assert_allclose(rebuilt, a, atol=1e-12)
+    s2, u2, v2 = gt.linalg.svd(gt.constant(a), full_matrices=True)
+    assert (u2.shape, v2.shape) == ((2, 4, 4), (2, 3, 3))
+    only = gt.linalg.svd(gt.constant(a), compute_uv=False)
+    assert isinstance(only, gt.Tensor) and only.shape == (2, 3)
+    c = RNG.normal(size=(3, 2)) + 1j * RNG.normal(size=(3, 2))
+    sc, uc, vc = gt.linalg.svd(gt.constant(c))
+    assert sc.dtype == gt.float64 and uc.dtype == gt.complex128
+    np.testing.assert_allclose(uc.numpy() @ np.diag(sc.numpy()) @ vc.numpy().conj().T, c, atol=1e-12)
+    # A non-finite matrix gives NaNs, as TF's kernel.
+    assert np.isnan(gt.linalg.svd(gt.constant([[np.nan, 1.0]]), compute_uv=False).numpy()).all()
+
+
+def test_qr_and_its_direct_gradient():
+    a = RNG.normal(size=(4, 3))
+    q, r = gt.linalg.qr(gt.constant(a))
+    np.testing.assert_allclose(q.numpy() @ r.numpy(), a, atol=1e-12)
+    np.testing.assert_array_equal(np.tril(r.numpy(), -1), 0.0)
+    qf, rf = gt.linalg.qr(gt.constant(a), full_matrices=True)
+    assert (qf.shape, rf.shape) == ((4, 4), (4, 3))
+
+    # The gradients of q and r themselves (their signs vary smoothly) against differences.
+    def loss(x):
+        q, r = gt.linalg.qr(x)
+        return gt.reduce_sum(q * gt.constant(w_q)) + gt.reduce_sum(r * gt.constant(w_r))
+
+    w_q, w_r = RNG.normal(size=(4, 3)), RNG.normal(size=(3, 3))
+    g = grad_of(loss, a)
+    d = RNG.normal(size=a.shape)
+    eps = 1e-6
+    num = (float(loss(gt.constant(a + eps * d))) - float(loss(gt.constant(a - eps * d)))) / (2 * eps)
+    assert abs(np.sum(g * d) - num) < 1e-6 * (1 + abs(num))
+
+
+def test_lstsq_and_expm():
+    a = RNG.normal(size=(5, 3))
+    b = RNG.normal(size=(5, 2))
+    x = gt.linalg.lstsq(gt.constant(a), gt.constant(b))
+    np.testing.assert_allclose(x.numpy(), np.linalg.lstsq(a, b, rcond=None)[0], rtol=1e-10)
+    x2 = gt.linalg.lstsq(gt.constant(a), gt.constant(b), fast=False)
+    np.testing.assert_allclose(x2.numpy(), np.linalg.lstsq(a, b, rcond=None)[0], rtol=1e-10)
+    ta = gt.constant(a)
+    with gt.GradientTape() as tape:
+        tape.watch(ta)
+        y = gt.reduce_sum(gt.linalg.lstsq(ta, gt.constant(b), fast=False))
+    with pytest.raises((ValueError, gt.errors.InvalidArgumentError), match="fast=False"):
+        tape.gradient(y, ta)
+    m = np.array([[0.0, 1.0], [-1.0, 0.0]])
+    np.testing.assert_allclose(
+        gt.linalg.expm(gt.constant(m)).numpy(), [[np.cos(1), np.sin(1)], [-np.sin(1), np.cos(1)]], atol=1e-14
+    )
+    assert gt.linalg.expm(gt.zeros([2, 0, 0])).shape == (2, 0, 0)
+
+
+def test_decomposition_errors():
+    with pytest.raises(gt.errors.InvalidArgumentError):
+        gt.linalg.eigh(gt.ones([2, 3]))
+    with pytest.raises(gt.errors.InvalidArgumentError, match="not successful"):
+        gt.linalg.eigvalsh(gt.constant([[np.nan, 0.0], [0.0, 1.0]]))
+    with pytest.raises(TypeError):
+        gt.linalg.eigh(gt.constant([[1, 0], [0, 1]]))
+    with pytest.raises(TypeError):
+        gt.linalg.svd(gt.constant([[1, 0], [0, 1]]))
+    with pytest.raises(gt.errors.InvalidArgumentError):
+        gt.linalg.svd(gt.ones([3]))
+    with pytest.raises(gt.errors.InvalidArgumentError):
+        gt.linalg.qr(gt.ones([3]))
+    with pytest.raises(gt.errors.InvalidArgumentError):
+        gt.linalg.expm(gt.ones([2, 3]))
+    with pytest.raises(gt.errors.InvalidArgumentError, match="rank deficient"):
+        gt.linalg.lstsq(gt.constant([[1.0, 1.0], [0.0, 0.0], [0.0, 0.0]]), gt.ones([3, 1]))
+    with pytest.raises(gt.errors.InvalidArgumentError):
+        gt.linalg.lstsq(gt.ones([3, 2]), gt.ones([2, 1]))
+
+
+def test_decompositions_in_a_traced_function():
+    @gt.function
+    def f(x):
+        e, v = gt.linalg.eigh(x)
+        s = gt.linalg.svd(x, compute_uv=False)
+        q, r = gt.linalg.qr(x)
+        return e, s, gt.matmul(q, r), gt.linalg.expm(x)
+
+    a = _sym(3)
+    e, s, qr, ex = f(gt.constant(a))
+    np.testing.assert_allclose(e.numpy(), np.linalg.eigvalsh(a), atol=1e-12)
+    np.testing.assert_allclose(s.numpy(), np.linalg.svd(a, compute_uv=False), atol=1e-12)
+    np.testing.assert_allclose(qr.numpy(), a, atol=1e-12)
+    w, v = np.linalg.eigh(a)
+    np.testing.assert_allclose(ex.numpy(), v @ np.diag(np.exp(w)) @ v.T, rtol=1e-10)
