@@ -79,10 +79,7 @@ fn solve_rows(
     let s = g.shape().to_vec();
     let r = s.len();
     // [lead.., mid.., n, k] -> [mid.., n, lead.., k]
-    let perm: Vec<usize> = (batch..r - 1)
-        .chain(0..batch)
-        .chain([r - 1])
-        .collect();
+    let perm: Vec<usize> = (batch..r - 1).chain(0..batch).chain([r - 1]).collect();
     let mut inv = vec![0; r];
     for (i, &p) in perm.iter().enumerate() {
         inv[p] = i;
