@@ -8,6 +8,9 @@ Workloads (float32, medians over repeated runs, milliseconds, eager everywhere):
 * jacobian: ``tanh(tanh(x @ W1) @ W2)`` with 256x256 weights, Jacobian with respect to
   the input x of shape (1, 256). gradtape/TF: ``tape.jacobian`` (pfor); PyTorch:
   ``torch.func.jacrev``; JAX: ``jax.jacrev`` (not jitted).
+* jacobian_matvec: ``tanh(matvec(W2, tanh(matvec(W1, x) + b1)) + b2)``, the same
+  network on a vector x of shape (256,) with biases (issue 14: every gradient rule takes
+  the stacked seeds at once); PyTorch: ``torch.func.jacrev`` of ``W @ x + b``.
 * batch_jacobian: ``elu(elu(x @ V1) @ V2)`` with 64x64 weights, batch of 128;
   gradtape/TF: ``tape.batch_jacobian``; PyTorch: ``vmap(jacrev)``; JAX: ``vmap(jacrev)``.
 * hessian: ``sum(sin(A @ p) * p)`` of 200 parameters; gradtape/TF: jacobian of a
@@ -25,7 +28,7 @@ import sys
 import time
 
 FRAMEWORKS = ["gradtape", "torch", "tensorflow", "jax"]
-WORKLOADS = ["jacobian", "batch_jacobian", "hessian"]
+WORKLOADS = ["jacobian", "jacobian_matvec", "batch_jacobian", "hessian"]
 
 
 def data():
@@ -37,6 +40,9 @@ def data():
         "W1": (rng.normal(size=(256, 256)) / 16).astype(f),
         "W2": (rng.normal(size=(256, 256)) / 16).astype(f),
         "X": rng.normal(size=(1, 256)).astype(f),
+        "x": rng.normal(size=(256,)).astype(f),
+        "b1": rng.normal(size=(256,)).astype(f),
+        "b2": rng.normal(size=(256,)).astype(f),
         "V1": (rng.normal(size=(64, 64)) / 8).astype(f),
         "V2": (rng.normal(size=(64, 64)) / 8).astype(f),
         "XB": rng.normal(size=(128, 64)).astype(f),
@@ -56,6 +62,13 @@ def gradtape_fns(d):
             y = gt.tanh(gt.tanh(c["X"] @ c["W1"]) @ c["W2"])
         return t.jacobian(y, c["X"])
 
+    def jac_mv():
+        mv = gt.linalg.matvec
+        with gt.GradientTape() as t:
+            t.watch(c["x"])
+            y = gt.tanh(mv(c["W2"], gt.tanh(mv(c["W1"], c["x"]) + c["b1"])) + c["b2"])
+        return t.jacobian(y, c["x"])
+
     def bj():
         with gt.GradientTape() as t:
             t.watch(c["XB"])
@@ -72,7 +85,7 @@ def gradtape_fns(d):
             g = t1.gradient(f, p)
         return t2.jacobian(g, p)
 
-    return jac, bj, hess
+    return jac, jac_mv, bj, hess
 
 
 def tensorflow_fns(d):
@@ -85,6 +98,13 @@ def tensorflow_fns(d):
             t.watch(c["X"])
             y = tf.tanh(tf.tanh(c["X"] @ c["W1"]) @ c["W2"])
         return t.jacobian(y, c["X"])
+
+    def jac_mv():
+        mv = tf.linalg.matvec
+        with tf.GradientTape() as t:
+            t.watch(c["x"])
+            y = tf.tanh(mv(c["W2"], tf.tanh(mv(c["W1"], c["x"]) + c["b1"])) + c["b2"])
+        return t.jacobian(y, c["x"])
 
     def bj():
         with tf.GradientTape() as t:
@@ -102,7 +122,7 @@ def tensorflow_fns(d):
             g = t1.gradient(f, p)
         return t2.jacobian(g, p)
 
-    return jac, bj, hess
+    return jac, jac_mv, bj, hess
 
 
 def torch_fns(d):
@@ -111,10 +131,16 @@ def torch_fns(d):
 
     c = {k: torch.tensor(v) for k, v in d.items()}
     f1 = lambda x: torch.tanh(torch.tanh(x @ c["W1"]) @ c["W2"])  # noqa: E731
+    f1v = lambda x: torch.tanh(c["W2"] @ torch.tanh(c["W1"] @ x + c["b1"]) + c["b2"])  # noqa: E731
     elu = torch.nn.functional.elu
     f2 = lambda x: elu(elu(x @ c["V1"]) @ c["V2"])  # noqa: E731
     f3 = lambda p: (torch.sin(c["A"] @ p) * p).sum()  # noqa: E731
-    return (lambda: jacrev(f1)(c["X"]), lambda: vmap(jacrev(f2))(c["XB"]), lambda: hessian(f3)(c["P"]))
+    return (
+        lambda: jacrev(f1)(c["X"]),
+        lambda: jacrev(f1v)(c["x"]),
+        lambda: vmap(jacrev(f2))(c["XB"]),
+        lambda: hessian(f3)(c["P"]),
+    )
 
 
 def jax_fns(d):
@@ -123,10 +149,12 @@ def jax_fns(d):
 
     c = {k: jnp.asarray(v) for k, v in d.items()}
     f1 = lambda x: jnp.tanh(jnp.tanh(x @ c["W1"]) @ c["W2"])  # noqa: E731
+    f1v = lambda x: jnp.tanh(c["W2"] @ jnp.tanh(c["W1"] @ x + c["b1"]) + c["b2"])  # noqa: E731
     f2 = lambda x: jax.nn.elu(jax.nn.elu(x @ c["V1"]) @ c["V2"])  # noqa: E731
     f3 = lambda p: (jnp.sin(c["A"] @ p) * p).sum()  # noqa: E731
     return (
         lambda: jax.jacrev(f1)(c["X"]).block_until_ready(),
+        lambda: jax.jacrev(f1v)(c["x"]).block_until_ready(),
         lambda: jax.vmap(jax.jacrev(f2))(c["XB"]).block_until_ready(),
         lambda: jax.hessian(f3)(c["P"]).block_until_ready(),
     )
@@ -145,11 +173,11 @@ def median_ms(f, reps):
 def child(name, reps):
     fns = {"gradtape": gradtape_fns, "tensorflow": tensorflow_fns, "torch": torch_fns, "jax": jax_fns}[name]
     try:
-        jac, bj, hess = fns(data())
+        fs = fns(data())
     except ImportError as e:
         print(json.dumps({"skipped": str(e)}))
         return
-    print(json.dumps({w: median_ms(f, reps) for w, f in zip(WORKLOADS, (jac, bj, hess))}))
+    print(json.dumps({w: median_ms(f, reps) for w, f in zip(WORKLOADS, fs)}))
 
 
 def main():

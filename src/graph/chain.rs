@@ -632,7 +632,7 @@ struct ChainOp {
 impl ChainOp {
     /// The gradient through the ops' own rules: the chain run again op by op on a tape
     /// of its own (recorded by any outer tape, so differentiable again).
-    fn composed(&self, xs: &[Tensor], dy: &Tensor, needs: &[bool]) -> Result<Grads> {
+    fn composed(&self, xs: &[Tensor], dy: &Tensor, needs: &[bool], batch: usize) -> Result<Grads> {
         let tape = crate::GradientTape::new();
         let out = {
             let _rec = tape.enter();
@@ -649,10 +649,11 @@ impl ChainOp {
             .iter()
             .map(|&i| crate::tape::Source::Tensor(&xs[i]))
             .collect();
-        let g = tape.gradient(
+        let g = tape.gradient_batched(
             std::slice::from_ref(&out),
             &sources,
-            Some(&[Some(dy.clone())]),
+            vec![Some(dy.clone())],
+            batch,
             crate::tape::UnconnectedGradients::Zero,
         )?;
         let mut grads: Grads = (0..xs.len()).map(|_| None).collect();
@@ -690,6 +691,9 @@ impl Op for ChainOp {
     fn name(&self) -> &'static str {
         "FusedElementwise"
     }
+    fn batched(&self) -> bool {
+        true
+    }
     fn saves(&self) -> Saves {
         Saves::INPUTS
     }
@@ -703,12 +707,12 @@ impl Op for ChainOp {
             && dy.shape() == self.shape.as_slice()
             && dy.dtype() == xs[0].dtype();
         if !plain {
-            return self.composed(&xs, dy, &needs);
+            return self.composed(&xs, dy, &needs, cx.batch());
         }
         let g = match dy.dtype() {
             DType::F32 => backward::<f32>(&self.chain, &xs, dy, &self.shape, &needs)?,
             DType::F64 => backward::<f64>(&self.chain, &xs, dy, &self.shape, &needs)?,
-            _ => return self.composed(&xs, dy, &needs),
+            _ => return self.composed(&xs, dy, &needs, cx.batch()),
         };
         Ok(g.into_iter().collect())
     }

@@ -468,6 +468,53 @@ pub fn batched_matmul<T: Gemm>(
             .into_shape_with_order(IxDyn(&shape))
             .map_err(|e| Error::Internal(format!("MatMul: {e}")));
     }
+    // The mirror case: one matrix `a` times a batched, contiguous `b` (the gradient of
+    // a matrix-vector or matrix product for a jacobian's batch of seeds). The batch
+    // becomes columns of one GEMM: for vectors (`n == 1`) `out = B aᵀ` with `B` the
+    // `[nb, k]` rows of `b`, read in place; otherwise `a [b_1 … b_nb]`, one copy of `b`
+    // and of the output to move the batch next to the columns.
+    if ra == 2 && rb > 2 && b.is_standard_layout() && nb > 0 && m > 0 && n > 0 {
+        let av = a
+            .view()
+            .into_dimensionality::<ndarray::Ix2>()
+            .expect("rank 2");
+        let av = if ta { av.reversed_axes() } else { av };
+        if n == 1 {
+            let b2 = b
+                .view()
+                .into_shape_with_order((nb, ka))
+                .expect("contiguous, same size");
+            return matmul2(b2, av.reversed_axes())?
+                .into_shape_with_order(IxDyn(&shape))
+                .map_err(|e| Error::Internal(format!("MatMul: {e}")));
+        }
+        // `[nb, k, n]` (or `[nb, n, k]` when transposed) → `[k, nb * n]`.
+        let cols = if tb {
+            b.view()
+                .into_shape_with_order((nb, n, ka))
+                .expect("contiguous, same size")
+                .permuted_axes([2, 0, 1])
+        } else {
+            b.view()
+                .into_shape_with_order((nb, ka, n))
+                .expect("contiguous, same size")
+                .permuted_axes([1, 0, 2])
+        };
+        let cols = cols.as_standard_layout();
+        let cols = cols
+            .view()
+            .into_shape_with_order((ka, nb * n))
+            .expect("standard layout");
+        let prod = matmul2(av, cols)?
+            .into_shape_with_order((m, nb, n))
+            .map_err(|e| Error::Internal(format!("MatMul: {e}")))?;
+        return prod
+            .permuted_axes([1, 0, 2])
+            .as_standard_layout()
+            .into_owned()
+            .into_shape_with_order(IxDyn(&shape))
+            .map_err(|e| Error::Internal(format!("MatMul: {e}")));
+    }
     let mut out = crate::size::try_full("MatMul", &shape, T::zero())?;
     if nb == 0 || m == 0 || n == 0 {
         return Ok(out);

@@ -84,22 +84,27 @@ impl Op for Concat {
     fn name(&self) -> &'static str {
         "ConcatV2"
     }
+    fn batched(&self) -> bool {
+        true
+    }
     fn saves(&self) -> Saves {
         Saves::NOTHING
     }
     fn vjp(&self, cx: &VjpCx<'_>, dys: &[Tensor]) -> Result<Grads> {
         let dy = &dys[0];
+        // The concatenation axis, behind the jacobian's batch axes.
+        let axis = self.axis + cx.batch();
         let mut g = Grads::new();
         let mut begin = vec![0i64; dy.ndim()];
         let mut size: Vec<i64> = dy.shape().iter().map(|&d| d as i64).collect();
         for (i, &n) in self.sizes.iter().enumerate() {
             if cx.needs(i) {
-                size[self.axis] = n as i64;
+                size[axis] = n as i64;
                 g.push(Some(slice(dy, &begin, &size)?));
             } else {
                 g.push(None);
             }
-            begin[self.axis] += n as i64;
+            begin[axis] += n as i64;
         }
         Ok(g)
     }

@@ -64,6 +64,35 @@ fn tri_mask(n: usize, lower: bool, diag: f64, dtype: crate::DType) -> Result<Ten
     crate::ops::cast(&Tensor::from_vec(v, &[n, n])?, dtype)
 }
 
+/// `solve(a, g)` for a gradient `g` with `batch` leading jacobian axes in front of
+/// `a`'s right-hand-side shape `[..., n, k]`: the batch rows become extra right-hand
+/// sides (`[..., n, rows * k]`), so each matrix is factored once, not once per row.
+fn solve_rows(
+    a: &Tensor,
+    g: &Tensor,
+    batch: usize,
+    solve: impl Fn(&Tensor, &Tensor) -> Result<Tensor>,
+) -> Result<Tensor> {
+    if batch == 0 {
+        return solve(a, g);
+    }
+    let s = g.shape().to_vec();
+    let r = s.len();
+    // [lead.., mid.., n, k] -> [mid.., n, lead.., k]
+    let perm: Vec<usize> = (batch..r - 1).chain(0..batch).chain([r - 1]).collect();
+    let mut inv = vec![0; r];
+    for (i, &p) in perm.iter().enumerate() {
+        inv[p] = i;
+    }
+    let moved = crate::ops::transpose(g, Some(&perm))?;
+    let rows: usize = s[..batch].iter().product();
+    let mut flat: Vec<usize> = s[batch..r - 1].to_vec();
+    flat.push(rows * s[r - 1]);
+    let x = solve(a, &crate::ops::reshape(&moved, &flat)?)?;
+    let x = crate::ops::reshape(&x, moved.shape())?;
+    crate::ops::transpose(&x, Some(&inv))
+}
+
 fn last(x: &Tensor) -> usize {
     x.shape().last().copied().unwrap_or(0)
 }
@@ -87,6 +116,9 @@ struct MatrixSolve {
     adjoint: bool,
 }
 impl Op for MatrixSolve {
+    fn batched(&self) -> bool {
+        true
+    }
     fn name(&self) -> &'static str {
         "MatrixSolve"
     }
@@ -96,7 +128,7 @@ impl Op for MatrixSolve {
     fn vjp(&self, cx: &VjpCx<'_>, dys: &[Tensor]) -> Result<Grads> {
         let a = cx.input(0)?;
         let x = cx.output(0)?;
-        let gb = solve(a, &dys[0], !self.adjoint)?;
+        let gb = solve_rows(a, &dys[0], cx.batch(), |a, g| solve(a, g, !self.adjoint))?;
         let ga = if !cx.needs(0) {
             None
         } else if self.adjoint {
@@ -127,6 +159,9 @@ pub fn inv(x: &Tensor, adjoint: bool) -> Result<Tensor> {
 
 struct MatrixInverse;
 impl Op for MatrixInverse {
+    fn batched(&self) -> bool {
+        true
+    }
     fn name(&self) -> &'static str {
         "MatrixInverse"
     }
@@ -153,6 +188,9 @@ pub fn det(x: &Tensor) -> Result<Tensor> {
 
 struct MatrixDeterminant;
 impl Op for MatrixDeterminant {
+    fn batched(&self) -> bool {
+        true
+    }
     fn name(&self) -> &'static str {
         "MatrixDeterminant"
     }
@@ -193,6 +231,9 @@ pub fn slogdet(x: &Tensor) -> Result<(Tensor, Tensor)> {
 
 struct LogMatrixDeterminant;
 impl Op for LogMatrixDeterminant {
+    fn batched(&self) -> bool {
+        true
+    }
     fn name(&self) -> &'static str {
         "LogMatrixDeterminant"
     }
@@ -919,6 +960,9 @@ pub fn cholesky(x: &Tensor) -> Result<Tensor> {
 
 struct Cholesky;
 impl Op for Cholesky {
+    fn batched(&self) -> bool {
+        true
+    }
     fn name(&self) -> &'static str {
         "Cholesky"
     }
@@ -962,6 +1006,9 @@ struct MatrixTriangularSolve {
     adjoint: bool,
 }
 impl Op for MatrixTriangularSolve {
+    fn batched(&self) -> bool {
+        true
+    }
     fn name(&self) -> &'static str {
         "MatrixTriangularSolve"
     }
@@ -971,7 +1018,9 @@ impl Op for MatrixTriangularSolve {
     fn vjp(&self, cx: &VjpCx<'_>, dys: &[Tensor]) -> Result<Grads> {
         let a = cx.input(0)?;
         let x = cx.output(0)?;
-        let gb = triangular_solve(a, &dys[0], self.lower, !self.adjoint)?;
+        let gb = solve_rows(a, &dys[0], cx.batch(), |a, g| {
+            triangular_solve(a, g, self.lower, !self.adjoint)
+        })?;
         let ga = if !cx.needs(0) {
             None
         } else {

@@ -334,6 +334,52 @@ mod tests {
     }
 
     #[test]
+    fn one_matrix_times_a_batch_folds_the_batch_into_columns() {
+        // `a` without batch axes, `b` batched and contiguous (matrices and vectors, with
+        // every transpose): the folded GEMM equals the product entry by entry.
+        let a = t64(&[1., -2., 3., 0.5, 4., -1.], &[2, 3]);
+        for (shape_b, n) in [(vec![2, 2, 3, 2], 2), (vec![4, 3, 1], 1)] {
+            let len: usize = shape_b.iter().product();
+            let b = t64(
+                &(0..len).map(|v| (v as f64) * 0.5 - 3.0).collect::<Vec<_>>(),
+                &shape_b,
+            );
+            for (ta, tb) in [(false, false), (true, false), (false, true), (true, true)] {
+                let a2 = if ta {
+                    crate::ops::transpose(&a, None).unwrap()
+                } else {
+                    a.clone()
+                };
+                let r = b.ndim();
+                let mut perm: Vec<usize> = (0..r).collect();
+                perm.swap(r - 2, r - 1);
+                let b2 = if tb {
+                    // A contiguous copy of the transpose, so that `b2` is laid out plainly.
+                    crate::ops::add(
+                        &crate::ops::transpose(&b, Some(&perm)).unwrap(),
+                        &crate::ops::zeros(&[], crate::DType::F64).unwrap(),
+                    )
+                    .unwrap()
+                } else {
+                    b.clone()
+                };
+                let y = matmul_t(&a2, &b2, ta, tb).unwrap();
+                let mut want_shape = shape_b[..shape_b.len() - 2].to_vec();
+                want_shape.extend([2, n]);
+                assert_eq!(y.shape(), want_shape.as_slice());
+                // Reference: `a` broadcast to the batch first (the general path).
+                let mut full = shape_b[..shape_b.len() - 2].to_vec();
+                full.extend(a2.shape());
+                let ab = crate::ops::broadcast_to(&a2, &full).unwrap();
+                let ab = crate::ops::add(&ab, &crate::ops::zeros(&[], crate::DType::F64).unwrap())
+                    .unwrap();
+                let want = matmul_t(&ab, &b2, ta, tb).unwrap();
+                close(&vals(&y), &vals(&want));
+            }
+        }
+    }
+
+    #[test]
     fn tensordot_contracts() {
         let a = t64(&[1., 2., 3., 4., 5., 6.], &[2, 3]);
         let b = t64(&[1., 2., 3., 4., 5., 6.], &[3, 2]);

@@ -25,6 +25,9 @@ pub fn relu6(x: &Tensor) -> Result<Tensor> {
 }
 struct Relu6;
 impl Op for Relu6 {
+    fn batched(&self) -> bool {
+        true
+    }
     fn jvp(&self, cx: &VjpCx<'_>, tangents: &[Option<Tensor>]) -> Option<Result<Grads>> {
         super::elementwise_jvp(cx, tangents)
     }
@@ -74,6 +77,9 @@ pub fn selu(x: &Tensor) -> Result<Tensor> {
 }
 struct Selu;
 impl Op for Selu {
+    fn batched(&self) -> bool {
+        true
+    }
     fn jvp(&self, cx: &VjpCx<'_>, tangents: &[Option<Tensor>]) -> Option<Result<Grads>> {
         super::elementwise_jvp(cx, tangents)
     }
@@ -111,6 +117,9 @@ struct LeakyRelu {
     alpha: f64,
 }
 impl Op for LeakyRelu {
+    fn batched(&self) -> bool {
+        true
+    }
     fn jvp(&self, cx: &VjpCx<'_>, tangents: &[Option<Tensor>]) -> Option<Result<Grads>> {
         super::elementwise_jvp(cx, tangents)
     }
@@ -177,6 +186,9 @@ struct Softmax {
     log: bool,
 }
 impl Op for Softmax {
+    fn batched(&self) -> bool {
+        true
+    }
     fn name(&self) -> &'static str {
         if self.log {
             "LogSoftmax"
@@ -248,6 +260,9 @@ pub fn softmax_cross_entropy_with_logits(
 }
 struct SoftmaxXent;
 impl Op for SoftmaxXent {
+    fn batched(&self) -> bool {
+        true
+    }
     fn name(&self) -> &'static str {
         "SoftmaxCrossEntropyWithLogits"
     }

@@ -44,6 +44,17 @@ impl AxisMaps {
         Ok(AxisMaps { shape, maps })
     }
 
+    /// The same maps behind leading axes `lead` that are read as they are (the batch
+    /// axes of a jacobian's gradients).
+    fn with_lead(&self, lead: &[usize]) -> AxisMaps {
+        let mut shape = lead.to_vec();
+        shape.extend_from_slice(&self.shape);
+        let mut maps: Vec<Vec<Option<usize>>> =
+            lead.iter().map(|&n| (0..n).map(Some).collect()).collect();
+        maps.extend(self.maps.iter().cloned());
+        AxisMaps { shape, maps }
+    }
+
     /// Flat input offsets (row-major in `in_shape`) of every output element, in
     /// output order; every position is checked against `in_shape`.
     fn flat_index(&self, op: &'static str, in_shape: &[usize]) -> Result<Vec<Option<usize>>> {
@@ -168,14 +179,27 @@ impl Op for Remap {
     fn name(&self) -> &'static str {
         self.names.0
     }
+    fn batched(&self) -> bool {
+        true
+    }
     fn saves(&self) -> Saves {
         Saves::NOTHING
     }
-    fn vjp(&self, _cx: &VjpCx<'_>, dys: &[Tensor]) -> Result<Grads> {
+    fn vjp(&self, cx: &VjpCx<'_>, dys: &[Tensor]) -> Result<Grads> {
+        let dy = &dys[0];
+        if cx.batch() == 0 {
+            return Ok(grads![Some(remap_adjoint(
+                dy,
+                self.maps.clone(),
+                &self.in_shape,
+                self.names
+            )?)]);
+        }
+        let lead = &dy.shape()[..cx.batch()];
         Ok(grads![Some(remap_adjoint(
-            &dys[0],
-            self.maps.clone(),
-            &self.in_shape,
+            dy,
+            std::sync::Arc::new(self.maps.with_lead(lead)),
+            &cx.batched(dy, &self.in_shape),
             self.names
         )?)])
     }
@@ -193,14 +217,18 @@ impl Op for RemapAdjoint {
     fn saves(&self) -> Saves {
         Saves::NOTHING
     }
-    fn vjp(&self, _cx: &VjpCx<'_>, dys: &[Tensor]) -> Result<Grads> {
+    fn batched(&self) -> bool {
+        true
+    }
+    fn vjp(&self, cx: &VjpCx<'_>, dys: &[Tensor]) -> Result<Grads> {
         let _ = &self.in_shape;
-        Ok(grads![Some(remap(
-            &dys[0],
-            (*self.maps).clone(),
-            None,
-            self.names
-        )?)])
+        let dy = &dys[0];
+        let maps = if cx.batch() == 0 {
+            (*self.maps).clone()
+        } else {
+            self.maps.with_lead(&dy.shape()[..cx.batch()])
+        };
+        Ok(grads![Some(remap(dy, maps, None, self.names)?)])
     }
 }
 

@@ -22,6 +22,13 @@ fn _memory_cache_info() -> (usize, usize) {
     (crate::alloc::cache_limit(), crate::alloc::cached_bytes())
 }
 
+/// Returns and clears the TF op types whose gradient rules `jacobian` ran once per
+/// row (not vectorized) since the last call: a test hook.
+#[pyfunction]
+fn _per_row_fallbacks() -> Vec<&'static str> {
+    crate::tape::take_per_row_fallbacks()
+}
+
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // The environment's limit, read once as the module loads.
     match crate::alloc::limit_from_env() {
@@ -32,5 +39,6 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_release_memory, m)?)?;
     m.add_function(wrap_pyfunction!(_set_memory_cache_limit, m)?)?;
     m.add_function(wrap_pyfunction!(_memory_cache_info, m)?)?;
+    m.add_function(wrap_pyfunction!(_per_row_fallbacks, m)?)?;
     Ok(())
 }

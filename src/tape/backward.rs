@@ -354,6 +354,19 @@ pub(super) fn sweep(
         .collect()
 }
 
+/// The ops whose rules ran once per batch row ([`vjp_per_row`]) since the last
+/// [`take_per_row_fallbacks`], one entry per node: every engine rule accepts batched
+/// gradients ([`crate::ops::Op::batched`]); user-code gradients (custom and
+/// registered gradients) run per row. Touched only on that slow path.
+static PER_ROW: std::sync::Mutex<Vec<&'static str>> = std::sync::Mutex::new(Vec::new());
+
+/// Returns and clears the names of the ops whose gradient rules a jacobian ran once
+/// per batch row (see [`crate::ops::Op::batched`]): a test hook for the vectorized
+/// path.
+pub fn take_per_row_fallbacks() -> Vec<&'static str> {
+    std::mem::take(&mut *PER_ROW.lock().unwrap_or_else(|e| e.into_inner()))
+}
+
 /// Runs a rule that does not accept batched gradients once per batch row (one
 /// leading batch axis), and stacks the rows.
 fn vjp_per_row(node: &Node, needs: &[bool], dys: &[Tensor], batch: usize) -> Result<ops::Grads> {
@@ -363,6 +376,10 @@ fn vjp_per_row(node: &Node, needs: &[bool], dys: &[Tensor], batch: usize) -> Res
             node.op.name()
         )));
     }
+    PER_ROW
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push(node.op.name());
     let rows = dys[0].shape()[0];
     let mut per_input: Vec<Vec<Tensor>> = vec![Vec::with_capacity(rows); node.inputs.len()];
     let mut missing = vec![false; node.inputs.len()];

@@ -20,7 +20,7 @@ use crate::variable::Variable;
 use arena::{Entry, Node};
 
 pub(crate) use backward::unbroadcast;
-pub use backward::{Source, UnconnectedGradients};
+pub use backward::{take_per_row_fallbacks, Source, UnconnectedGradients};
 pub use forward::{Accumulating, ForwardAccumulator};
 pub use stack::any_active;
 
@@ -374,6 +374,22 @@ impl GradientTape {
         unconnected: UnconnectedGradients,
     ) -> Result<Vec<Option<Tensor>>> {
         backward::gradient(self, targets, sources, output_gradients, unconnected)
+    }
+
+    /// [`GradientTape::gradient`] from seeds with `batch` leading batch axes (a
+    /// batched gradient rule composed of a tape of its own). The seeds' shapes are
+    /// not checked against the targets'.
+    pub(crate) fn gradient_batched(
+        &self,
+        targets: &[Tensor],
+        sources: &[Source<'_>],
+        seeds: Vec<Option<Tensor>>,
+        batch: usize,
+        unconnected: UnconnectedGradients,
+    ) -> Result<Vec<Option<Tensor>>> {
+        self.begin_use()?;
+        let release = !self.is_persistent();
+        backward::sweep(self, targets, seeds, sources, batch, release, unconnected)
     }
 
     /// Shorthand for one tensor target and one tensor source.

@@ -1,5 +1,8 @@
 """jacobian / batch_jacobian (issue 3): shapes, values, pfor vs loop, properties."""
 
+import os
+import sys
+
 import numpy as np
 import pytest
 
@@ -346,3 +349,84 @@ def test_loop_on_a_non_persistent_tape_is_refused_as_in_tf(method):
         getattr(tape, method)(y, x, experimental_use_pfor=False)
     j = getattr(tape, method)(y, x).numpy()
     assert j.reshape(2, 2).tolist() == [[2.0, 0.0], [0.0, 4.0]]
+
+
+# ---------------------------------------------------------------------------------------
+# Every rule vectorized: `jacobian` sweeps all its rows through each gradient rule at
+# once (the rule sees output gradients with a leading batch axis). A rule that does not
+# accept them is run once per row, which `_per_row_fallbacks` reports. Custom gradients
+# written in Python (`gt.custom_gradient`, `RegisterGradient`) stay per row: they call
+# user code that expects unbatched gradients.
+
+sys.path.insert(0, os.path.dirname(__file__))
+from op_specs import SPECS  # noqa: E402
+from test_gradcheck import _is_empty, _sample, _shape_id  # noqa: E402
+
+from gradtape import _gradtape as _native  # noqa: E402
+
+
+def _spec_params():
+    out = []
+    for spec in SPECS:
+        if not spec.real or "float64" not in spec.dtypes:
+            continue
+        for shapes in spec.shapes:
+            if _is_empty(spec, shapes):
+                continue
+            # Second order where the row's gradient check goes that far.
+            for order in range(1, min(spec.order, 2) + 1):
+                pid = f"{spec.id}-{_shape_id(shapes)}-order{order}"
+                out.append(pytest.param(spec, tuple(shapes), order, id=pid))
+    return out
+
+
+def _jacobians(fn, xs, pfor, order):
+    """Jacobians of ``fn`` (order 1) or of its gradient (order 2: the jacobian of the
+    gradient of ``sum((fn + 1)**3)``, a hessian through every rule's own gradient)."""
+    prim = [gt.constant(x) for x in xs]
+    with gt.GradientTape(persistent=True) as tape:
+        tape.watch(prim)
+        if order == 1:
+            y = fn(*prim)
+        else:
+            with gt.GradientTape() as inner:
+                inner.watch(prim)
+                z = fn(*prim) + 1.0
+                loss = gt.reduce_sum(z * z * z)
+            y = inner.gradient(loss, prim[0], unconnected_gradients=gt.UnconnectedGradients.ZERO)
+    js = tape.jacobian(
+        y, prim, unconnected_gradients=gt.UnconnectedGradients.ZERO, experimental_use_pfor=pfor
+    )
+    return [j.numpy() for j in js]
+
+
+@pytest.mark.parametrize("spec,shapes,order", _spec_params())
+def test_every_rule_takes_batched_seeds(spec, shapes, order):
+    xs, _ = _sample(spec, shapes, "float64")
+    _native._per_row_fallbacks()
+    vec = _jacobians(spec.fn, xs, True, order)
+    assert _native._per_row_fallbacks() == [], "rules run once per row"
+    loop = _jacobians(spec.fn, xs, False, order)
+    for a, b in zip(vec, loop):
+        assert a.shape == b.shape
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+
+
+def test_python_custom_gradients_run_per_row_and_are_reported():
+    @gt.custom_gradient
+    def twice(x):
+        def grad(dy):
+            # Row by row: the rule sees the unbatched gradient.
+            assert tuple(dy.shape) == (3,)
+            return 2.0 * dy
+
+        return 2.0 * x, grad
+
+    x = gt.constant([1.0, 2.0, 3.0])
+    _native._per_row_fallbacks()
+    with gt.GradientTape() as tape:
+        tape.watch(x)
+        y = twice(x) * x
+    j = tape.jacobian(y, x)
+    assert _native._per_row_fallbacks() == ["IdentityN"]
+    np.testing.assert_allclose(j.numpy(), np.diag([4.0, 8.0, 12.0]))
