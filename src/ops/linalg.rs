@@ -665,7 +665,7 @@ pub fn lstsq(matrix: &Tensor, rhs: &Tensor, l2_regularizer: f64, fast: bool) -> 
         ));
     }
     let (ba, m, n) = crate::kernels::linalg::split_matrix(LS, matrix.shape())?;
-    let (bb, rm, _) = crate::kernels::linalg::split_matrix(LS, rhs.shape())?;
+    let (bb, rm, k) = crate::kernels::linalg::split_matrix(LS, rhs.shape())?;
     if ba != bb || rm != m {
         return Err(Error::invalid(
             LS,
@@ -675,6 +675,12 @@ pub fn lstsq(matrix: &Tensor, rhs: &Tensor, l2_regularizer: f64, fast: bool) -> 
                 rhs.shape()
             ),
         ));
+    }
+    // The solution and the Gram matrix must fit before any work starts (an empty
+    // matrix may still have a huge other side).
+    for (r, c) in [(n, k), (m.min(n), m.min(n))] {
+        let shape: Vec<usize> = ba.iter().copied().chain([r, c]).collect();
+        crate::size::check_shape(LS, &shape, dt)?;
     }
     if l2_regularizer.is_nan() || l2_regularizer < 0.0 {
         return Err(Error::invalid(
