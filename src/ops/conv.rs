@@ -594,7 +594,14 @@ fn max_pool_grad_g(g: &PoolGeom, x: &Tensor, dy: &Tensor) -> Result<Tensor> {
             k::max_pool_grad(op, g, a, b, all_ties)?
         }),
     );
-    record(MaxPoolGrad { g: g.clone() }, &[x, dy], &[&out])?;
+    record(
+        MaxPoolGrads {
+            g: g.clone(),
+            second: false,
+        },
+        &[x, dy],
+        &[&out],
+    )?;
     Ok(out)
 }
 
@@ -605,7 +612,14 @@ fn max_pool_grad_grad_g(g: &PoolGeom, x: &Tensor, ddx: &Tensor) -> Result<Tensor
             k::max_pool_grad_grad(op, g, a, b)?
         }),
     );
-    record(MaxPoolGradGrad { g: g.clone() }, &[x, ddx], &[&out])?;
+    record(
+        MaxPoolGrads {
+            g: g.clone(),
+            second: true,
+        },
+        &[x, ddx],
+        &[&out],
+    )?;
     Ok(out)
 }
 
@@ -647,14 +661,27 @@ impl Op for MaxPool {
     }
 }
 
-/// `MaxPoolGrad(x, dy)`, linear in `dy` (the argmax is locally constant in `x`, so
-/// `x` gets a zero gradient, as TF gives). Gradient to `dy`: `MaxPoolGradGrad(x, dz)`.
-struct MaxPoolGrad {
+/// `MaxPoolGrad(x, dy)` (`second: false`: `dy` routed to each window's maximum) or
+/// `MaxPoolGradGrad(x, ddx)` (`second: true`: `ddx` read at each window's first
+/// maximum). Each is linear in its second input, and each is the other's adjoint there;
+/// `x` gets a zero gradient (the argmax is locally constant), as TF gives.
+struct MaxPoolGrads {
     g: PoolGeom,
+    second: bool,
 }
-impl Op for MaxPoolGrad {
+impl MaxPoolGrads {
+    /// `MaxPoolGradGrad` when `second`, else `MaxPoolGrad`, of `x` and `t`.
+    fn apply(&self, second: bool, x: &Tensor, t: &Tensor) -> Result<Tensor> {
+        if second {
+            max_pool_grad_grad_g(&self.g, x, t)
+        } else {
+            max_pool_grad_g(&self.g, x, t)
+        }
+    }
+}
+impl Op for MaxPoolGrads {
     fn name(&self) -> &'static str {
-        pool_names(PoolKind::Max, self.g.shape.len() - 2)[1]
+        pool_names(PoolKind::Max, self.g.shape.len() - 2)[if self.second { 2 } else { 1 }]
     }
     fn vjp(&self, cx: &VjpCx<'_>, dys: &[Tensor]) -> Result<Grads> {
         let x = cx.input(0)?;
@@ -663,54 +690,19 @@ impl Op for MaxPoolGrad {
         } else {
             None
         };
-        let ddy = if cx.needs(1) {
-            Some(max_pool_grad_grad_g(&self.g, x, &dys[0])?)
+        let dt = if cx.needs(1) {
+            Some(self.apply(!self.second, x, &dys[0])?)
         } else {
             None
         };
-        Ok(grads![dx, ddy])
+        Ok(grads![dx, dt])
     }
     fn jvp(&self, cx: &VjpCx<'_>, tangents: &[Option<Tensor>]) -> Option<Result<Grads>> {
         let t = tangents.get(1).cloned().flatten();
         Some(match t {
             Some(t) => cx
                 .input(0)
-                .and_then(|x| max_pool_grad_g(&self.g, x, &t))
-                .map(|t| grads![Some(t)]),
-            None => Ok(grads![None]),
-        })
-    }
-}
-
-/// `MaxPoolGradGrad(x, ddx)`: `ddx` read at each window's first maximum, linear in
-/// `ddx`. Gradient to `ddx`: `MaxPoolGrad(x, dz)`; to `x`: zero (TF's).
-struct MaxPoolGradGrad {
-    g: PoolGeom,
-}
-impl Op for MaxPoolGradGrad {
-    fn name(&self) -> &'static str {
-        pool_names(PoolKind::Max, self.g.shape.len() - 2)[2]
-    }
-    fn vjp(&self, cx: &VjpCx<'_>, dys: &[Tensor]) -> Result<Grads> {
-        let x = cx.input(0)?;
-        let dx = if cx.needs(0) {
-            Some(crate::ops::zeros_like(x)?)
-        } else {
-            None
-        };
-        let dd = if cx.needs(1) {
-            Some(max_pool_grad_g(&self.g, x, &dys[0])?)
-        } else {
-            None
-        };
-        Ok(grads![dx, dd])
-    }
-    fn jvp(&self, cx: &VjpCx<'_>, tangents: &[Option<Tensor>]) -> Option<Result<Grads>> {
-        let t = tangents.get(1).cloned().flatten();
-        Some(match t {
-            Some(t) => cx
-                .input(0)
-                .and_then(|x| max_pool_grad_grad_g(&self.g, x, &t))
+                .and_then(|x| self.apply(self.second, x, &t))
                 .map(|t| grads![Some(t)]),
             None => Ok(grads![None]),
         })
