@@ -30,6 +30,7 @@ from ._gradtape import reduce_sum as _reduce_sum
 from ._gradtape import ones_like as _ones_like
 from ._gradtape import zeros_like as _zeros_like
 from ._tape import GradientTape, UnconnectedGradients
+from ._indexed_slices import _densify
 
 __all__ = [
     "ForwardAccumulator", "hessian", "hessian_vector_product", "jvp", "linearize", "vjp",
@@ -167,7 +168,7 @@ def _gradient_under(f: Callable[[Any], Any], x: Any, what: str) -> Any:
     with GradientTape(watch_accessed_variables=False) as inner:
         inner.watch(x)
         y = _scalar(f(x), what)
-    return inner.gradient(y, x, unconnected_gradients=UnconnectedGradients.ZERO)
+    return _densify(inner.gradient(y, x, unconnected_gradients=UnconnectedGradients.ZERO))
 
 
 def hessian(f: Callable[[Any], Any], x: Any) -> _Tensor:
@@ -319,7 +320,7 @@ def vjp(f: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[[Any], tupl
             out, ps, output_gradients=cotangents,
             unconnected_gradients=UnconnectedGradients.ZERO,
         )
-        return tuple(gs)
+        return tuple(_densify(g) for g in gs)
 
     return out, vjp_fn
 
@@ -348,9 +349,9 @@ def linearize(f: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..., 
         flat = [o if isinstance(o, (_Tensor, _Variable)) else _convert(o) for o in _nest.flatten(out)]
         aids = [_ones_like(o) for o in flat]
         outer.watch([a for a in aids if a.dtype.is_floating or a.dtype.is_complex])
-        gs = inner.gradient(
+        gs = [_densify(g) for g in inner.gradient(
             flat, ps, output_gradients=aids, unconnected_gradients=UnconnectedGradients.ZERO
-        )
+        )]
 
     def f_jvp(*tangents: Any) -> Any:
         if len(tangents) != len(ps):

@@ -7,6 +7,7 @@ from typing import Any, Callable
 
 from .._gradtape import Tensor, _is_tracing, cast, convert_to_tensor, stop_gradient, zeros, zeros_like
 from .._gradtape import Variable as _NativeVariable
+from .._indexed_slices import IndexedSlices
 from .._variable import Variable
 
 # TF's `OptimizerV2._assert_valid_dtypes`: the dtypes an optimizer updates.
@@ -41,6 +42,17 @@ class Optimizer:
             raise TypeError(f"apply_gradients expects Variables, got {type(v).__name__}")
         if v.dtype.name not in _VALID_DTYPES:
             raise ValueError(f"Invalid type {v.dtype!r} for {v.name}, expected: {list(_VALID_DTYPES)}.")
+        if isinstance(g, IndexedSlices):
+            # TF's sparse gradient: kept sparse (each optimizer applies it as TF's does).
+            if g.dtype != v.dtype:
+                raise TypeError(
+                    f"Gradient of dtype {g.dtype.name} does not match variable {v.name} of dtype {v.dtype.name}"
+                )
+            if g.dense_shape is not None and tuple(g.shape) != tuple(v.shape):
+                raise ValueError(
+                    f"Gradient shape {tuple(g.shape)} does not match variable {v.name} of shape {tuple(v.shape)}"
+                )
+            return g
         if not isinstance(g, Tensor):
             g = convert_to_tensor(g, dtype=v.dtype)
         if g.dtype != v.dtype:
@@ -91,7 +103,11 @@ class Optimizer:
                     )
                 return slots[key].read_value() if key in slots else zeros_like(v)
 
-            plan.append((v, *self._plan(v, stop_gradient(g), lr, step, slot)))
+            if isinstance(g, IndexedSlices):
+                g = IndexedSlices(stop_gradient(g.values), g.indices, v.shape if g.dense_shape is None else g.dense_shape)
+            else:
+                g = stop_gradient(g)
+            plan.append((v, *self._plan(v, g, lr, step, slot)))
         # Everything that can fail has run; apply.
         for v, new_slots, method, value in plan:
             slots = self._slots.setdefault(v._unique_id, {}) if new_slots else {}
