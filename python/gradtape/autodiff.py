@@ -30,7 +30,7 @@ from ._gradtape import reduce_sum as _reduce_sum
 from ._gradtape import ones_like as _ones_like
 from ._gradtape import zeros_like as _zeros_like
 from ._tape import GradientTape, UnconnectedGradients
-from ._indexed_slices import _densify
+from ._indexed_slices import IndexedSlices, _densify
 
 __all__ = [
     "ForwardAccumulator", "hessian", "hessian_vector_product", "jvp", "linearize", "vjp",
@@ -135,6 +135,10 @@ class ForwardAccumulator(_ForwardAccumulator):
         zero = UnconnectedGradients(unconnected_gradients) is UnconnectedGradients.ZERO
 
         def fetch(t: Any) -> Any:
+            if isinstance(t, IndexedSlices):
+                # A gather's gradient: the tangent of its values, at the same rows.
+                v = fetch(t.values)
+                return None if v is None else IndexedSlices(v, t.indices, t.dense_shape)
             r = self._jvp_one(t)
             if r is None and zero:
                 r = _zeros_like(t)
@@ -247,7 +251,7 @@ def hessian_vector_product(
         outer.watch(x)
         g = _gradient_under(f, x, "hessian_vector_product")
         gv = _reduce_sum(g * v)
-    hv = outer.gradient(gv, x, unconnected_gradients=UnconnectedGradients.ZERO)
+    hv = _densify(outer.gradient(gv, x, unconnected_gradients=UnconnectedGradients.ZERO))
     return hv if hv is not None else _zeros_like(x)
 
 
@@ -369,7 +373,7 @@ def linearize(f: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..., 
             [g for g, _ in used], aids, output_gradients=[t for _, t in used],
             unconnected_gradients=UnconnectedGradients.ZERO,
         )
-        jt = [j if j is not None else _zeros_like(o) for j, o in zip(jt, flat)]
+        jt = [_densify(j) if j is not None else _zeros_like(o) for j, o in zip(jt, flat)]
         return _nest.pack_sequence_as(out, jt)
 
     return out, f_jvp

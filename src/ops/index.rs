@@ -479,9 +479,10 @@ fn gather_rows(
     let (n, inner) = (shape[0], shape[1..].iter().product::<usize>());
     let out = crate::tape::stack::suspended(|| -> Result<Tensor> {
         let p2 = crate::ops::reshape(params, &[n, inner])?;
-        let maps = crate::ops::AxisMaps::new(name, params.dtype(), vec![rows.len(), inner], |k, j| {
-            Some(if k == 0 { rows[j] as usize } else { j })
-        })?;
+        let maps =
+            crate::ops::AxisMaps::new(name, params.dtype(), vec![rows.len(), inner], |k, j| {
+                Some(if k == 0 { rows[j] as usize } else { j })
+            })?;
         let g = crate::ops::remap(&p2, maps, None, (name, "UnsortedSegmentSum"))?;
         crate::ops::reshape(&g, &out_shape)
     })?;

@@ -47,7 +47,10 @@ pub(crate) fn to_tensor(ob: &Bound<'_, PyAny>, hint: Option<DType>) -> PyResult<
 /// The dense tensor of a Python object that says how to make one (`gt.IndexedSlices`:
 /// its `_gt_dense_()`, recorded like any op), or `None`.
 fn dense_of(ob: &Bound<'_, PyAny>) -> PyResult<Option<Tensor>> {
-    if ob.is_instance_of::<PyList>() || ob.is_instance_of::<PyTuple>() || ob.is_instance_of::<PyFloat>() {
+    if ob.is_instance_of::<PyList>()
+        || ob.is_instance_of::<PyTuple>()
+        || ob.is_instance_of::<PyFloat>()
+    {
         return Ok(None);
     }
     if !ob.get_type().hasattr("_gt_dense_")? {

@@ -15,7 +15,7 @@ use pyo3::{PyTraverseError, PyVisit};
 use super::tensor::PyTensor;
 use super::variable::PyVariable;
 use crate::graph::{self, TapeUse};
-use crate::tape::{GradientTape, Grad, Source, UnconnectedGradients};
+use crate::tape::{Grad, GradientTape, Source, UnconnectedGradients};
 use crate::tensor::Tensor;
 use crate::variable::Variable;
 

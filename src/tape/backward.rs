@@ -254,7 +254,16 @@ fn gradient_with(
         })
         .collect::<Result<_>>()?;
     let release = !tape.is_persistent();
-    sweep_grads(tape, targets, seeds, sources, 0, release, unconnected, sparse)
+    sweep_grads(
+        tape,
+        targets,
+        seeds,
+        sources,
+        0,
+        release,
+        unconnected,
+        sparse,
+    )
 }
 
 /// [`gradient`] with TF's sparse gradients kept: a source whose gradient comes only

@@ -36,7 +36,7 @@ class Optimizer:
         lr = self.learning_rate
         return float(lr(int(self.iterations.numpy()))) if callable(lr) else float(lr)
 
-    def _validate(self, g: Any, v: Any) -> Tensor:
+    def _validate(self, g: Any, v: Any) -> Tensor | IndexedSlices:
         """The gradient as a tensor, checked against its variable; raises otherwise."""
         if not isinstance(v, _NativeVariable):
             raise TypeError(f"apply_gradients expects Variables, got {type(v).__name__}")
@@ -65,7 +65,9 @@ class Optimizer:
             )
         return g
 
-    def apply_gradients(self, grads_and_vars: Iterable[tuple[Tensor | None, _NativeVariable]]) -> Variable:
+    def apply_gradients(
+        self, grads_and_vars: Iterable[tuple[Tensor | IndexedSlices | None, _NativeVariable]]
+    ) -> Variable:
         """Applies one update per ``(gradient, variable)`` pair; ``None`` gradients
         are skipped. Returns the step counter. Every pair is checked (variable type
         and dtype, gradient dtype and shape) and every update computed before any
@@ -73,10 +75,10 @@ class Optimizer:
         pairs = [(g, v) for g, v in grads_and_vars]
         if not pairs:
             return self.iterations
-        live = [(g, v) for g, v in pairs if g is not None]
-        if not live:
+        given = [(g, v) for g, v in pairs if g is not None]
+        if not given:
             raise ValueError("No gradients provided for any variable: " + ", ".join(v.name for _, v in pairs))
-        live = [(self._validate(g, v), v) for g, v in live]
+        live = [(self._validate(g, v), v) for g, v in given]
         tracing = _is_tracing()
         step: int | Tensor
         lr: Any
@@ -104,7 +106,8 @@ class Optimizer:
                 return slots[key].read_value() if key in slots else zeros_like(v)
 
             if isinstance(g, IndexedSlices):
-                g = IndexedSlices(stop_gradient(g.values), g.indices, v.shape if g.dense_shape is None else g.dense_shape)
+                shape = v.shape if g.dense_shape is None else g.dense_shape
+                g = IndexedSlices(stop_gradient(g.values), g.indices, shape)
             else:
                 g = stop_gradient(g)
             plan.append((v, *self._plan(v, g, lr, step, slot)))
@@ -137,6 +140,7 @@ class Optimizer:
         return self.apply_gradients(zip(grads, var_list))
 
     def _plan(
-        self, var: _NativeVariable, grad: Tensor, lr: Any, step: int | Tensor, slot: Callable[[str], Tensor]
+        self, var: _NativeVariable, grad: Tensor | IndexedSlices, lr: Any, step: int | Tensor,
+        slot: Callable[[str], Tensor],
     ) -> tuple[dict[str, Tensor], str, Tensor]:
         raise NotImplementedError
