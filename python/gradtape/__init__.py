@@ -58,6 +58,7 @@ from ._composite import add_n, foldl, foldr, repeat
 from ._gradients import get_static_value, grad_pass_through, recompute_grad
 from .math import mod
 from .dtypes import double, half
+from ._indexed_slices import IndexedSlices
 
 from ._module import Module
 from ._name_scope import name_scope
@@ -80,3 +81,4 @@ __all__ += [
     "newaxis", "nn", "optimizers", "random", "uint16", "uint32", "uint64", "uint8",
 ]
 __all__ += ["Module", "name_scope"]
+__all__ += ["IndexedSlices"]

@@ -14,6 +14,7 @@ from . import _gradtape as _native
 from . import _nest
 from ._custom_gradient import _custom_gradient
 from ._tape import GradientTape, UnconnectedGradients
+from ._indexed_slices import _densify
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
@@ -66,6 +67,7 @@ def recompute_grad(f: _F) -> _F:
                 output_gradients=list(dresult),
                 unconnected_gradients=UnconnectedGradients.ZERO,
             )
+            grads = [_densify(g) for g in grads]
             it = iter(grads[: len(tensors)])
             arg_grads = [next(it) if isinstance(a, _native.Tensor) else None for a in flat_ids]
             if variables is not None:

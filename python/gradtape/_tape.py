@@ -17,6 +17,7 @@ from typing import Any, TypeVar, Union, overload
 
 from . import _gradtape as _native
 from . import _nest
+from ._indexed_slices import _densify, _from_native
 
 _Source = Union[_native.Tensor, _native.Variable]
 _K = TypeVar("_K")
@@ -147,7 +148,7 @@ class GradientTape(_native._Tape):
         [[2.0, 0.0], [0.0, 4.0]]
         """
         flat = self._jacobian(
-            target, _nest.flatten(sources), unconnected_gradients, parallel_iterations,
+            _densify(target), _nest.flatten(sources), unconnected_gradients, parallel_iterations,
             experimental_use_pfor,
         )
         return _nest.pack_sequence_as(sources, flat)
@@ -178,7 +179,7 @@ class GradientTape(_native._Tape):
         [[[2.0, 0.0], [0.0, 4.0]], [[6.0, 0.0], [0.0, 8.0]]]
         """
         return self._batch_jacobian(
-            target, source, unconnected_gradients, parallel_iterations, experimental_use_pfor
+            _densify(target), source, unconnected_gradients, parallel_iterations, experimental_use_pfor
         )
 
     @overload
@@ -223,6 +224,10 @@ class GradientTape(_native._Tape):
         """Gradient of ``target`` (a tensor or nested structure: gradients of the sum)
         with respect to ``sources`` (a tensor, variable or nested structure), returned
         in the structure of ``sources``. TF equivalent: ``tf.GradientTape.gradient``.
+        As in TF, a source whose gradient comes only from rows it gives to gathers
+        (``gt.gather`` on axis 0, ``gt.nn.embedding_lookup``, ``gt.gather_nd`` with one
+        index per row) gets a ``gt.IndexedSlices``; ``gt.convert_to_tensor`` densifies
+        it.
 
         >>> import gradtape as gt
         >>> w = gt.Variable([1.0, 2.0])
@@ -232,5 +237,6 @@ class GradientTape(_native._Tape):
         gt.Tensor([2. 4.], shape=(2,), dtype=float32)
         """
         og = None if output_gradients is None else _nest.flatten(output_gradients)
-        flat = self._gradient(_nest.flatten(target), _nest.flatten(sources), og, unconnected_gradients)
-        return _nest.pack_sequence_as(sources, flat)
+        targets = [_densify(t) for t in _nest.flatten(target)]
+        flat = self._gradient(targets, _nest.flatten(sources), og, unconnected_gradients, True)
+        return _nest.pack_sequence_as(sources, [_from_native(g) for g in flat])

@@ -30,6 +30,7 @@ from ._gradtape import reduce_sum as _reduce_sum
 from ._gradtape import ones_like as _ones_like
 from ._gradtape import zeros_like as _zeros_like
 from ._tape import GradientTape, UnconnectedGradients
+from ._indexed_slices import IndexedSlices, _densify
 
 __all__ = [
     "ForwardAccumulator", "hessian", "hessian_vector_product", "jvp", "linearize", "vjp",
@@ -134,6 +135,10 @@ class ForwardAccumulator(_ForwardAccumulator):
         zero = UnconnectedGradients(unconnected_gradients) is UnconnectedGradients.ZERO
 
         def fetch(t: Any) -> Any:
+            if isinstance(t, IndexedSlices):
+                # A gather's gradient: the tangent of its values, at the same rows.
+                v = fetch(t.values)
+                return None if v is None else IndexedSlices(v, t.indices, t.dense_shape)
             r = self._jvp_one(t)
             if r is None and zero:
                 r = _zeros_like(t)
@@ -167,7 +172,7 @@ def _gradient_under(f: Callable[[Any], Any], x: Any, what: str) -> Any:
     with GradientTape(watch_accessed_variables=False) as inner:
         inner.watch(x)
         y = _scalar(f(x), what)
-    return inner.gradient(y, x, unconnected_gradients=UnconnectedGradients.ZERO)
+    return _densify(inner.gradient(y, x, unconnected_gradients=UnconnectedGradients.ZERO))
 
 
 def hessian(f: Callable[[Any], Any], x: Any) -> _Tensor:
@@ -246,7 +251,7 @@ def hessian_vector_product(
         outer.watch(x)
         g = _gradient_under(f, x, "hessian_vector_product")
         gv = _reduce_sum(g * v)
-    hv = outer.gradient(gv, x, unconnected_gradients=UnconnectedGradients.ZERO)
+    hv = _densify(outer.gradient(gv, x, unconnected_gradients=UnconnectedGradients.ZERO))
     return hv if hv is not None else _zeros_like(x)
 
 
@@ -319,7 +324,7 @@ def vjp(f: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[[Any], tupl
             out, ps, output_gradients=cotangents,
             unconnected_gradients=UnconnectedGradients.ZERO,
         )
-        return tuple(gs)
+        return tuple(_densify(g) for g in gs)
 
     return out, vjp_fn
 
@@ -348,9 +353,9 @@ def linearize(f: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..., 
         flat = [o if isinstance(o, (_Tensor, _Variable)) else _convert(o) for o in _nest.flatten(out)]
         aids = [_ones_like(o) for o in flat]
         outer.watch([a for a in aids if a.dtype.is_floating or a.dtype.is_complex])
-        gs = inner.gradient(
+        gs = [_densify(g) for g in inner.gradient(
             flat, ps, output_gradients=aids, unconnected_gradients=UnconnectedGradients.ZERO
-        )
+        )]
 
     def f_jvp(*tangents: Any) -> Any:
         if len(tangents) != len(ps):
@@ -368,7 +373,7 @@ def linearize(f: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..., 
             [g for g, _ in used], aids, output_gradients=[t for _, t in used],
             unconnected_gradients=UnconnectedGradients.ZERO,
         )
-        jt = [j if j is not None else _zeros_like(o) for j, o in zip(jt, flat)]
+        jt = [_densify(j) if j is not None else _zeros_like(o) for j, o in zip(jt, flat)]
         return _nest.pack_sequence_as(out, jt)
 
     return out, f_jvp

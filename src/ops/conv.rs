@@ -16,7 +16,7 @@ use crate::error::{Error, Result};
 use crate::kernels::conv::{self as k, ConvGeom, PoolGeom};
 use crate::ops::{
     add, expand_dims, multiply, reduce_mean, reshape, rsqrt, scalar_like, square, squeeze,
-    stop_gradient, subtract,
+    stop_gradient, subtract, transpose,
 };
 use crate::tensor::Tensor;
 
@@ -246,15 +246,18 @@ impl Op for Conv {
     fn name(&self) -> &'static str {
         names(self.g.depthwise)[0]
     }
+    fn batched(&self) -> bool {
+        true
+    }
     fn vjp(&self, cx: &VjpCx<'_>, dys: &[Tensor]) -> Result<Grads> {
-        let dy = &dys[0];
+        let (dy, b) = (&dys[0], cx.batch());
         let dx = if cx.needs(0) {
-            Some(backprop_input_g(&self.g, cx.input(1)?, dy)?)
+            Some(prim_batched(Prim::Input, &self.g, cx.input(1)?, dy, b, 1)?)
         } else {
             None
         };
         let dw = if cx.needs(1) {
-            Some(backprop_filter_g(&self.g, cx.input(0)?, dy)?)
+            Some(prim_batched(Prim::Filter, &self.g, cx.input(0)?, dy, b, 1)?)
         } else {
             None
         };
@@ -274,15 +277,18 @@ impl Op for BackpropInput {
     fn name(&self) -> &'static str {
         names(self.g.depthwise)[1]
     }
+    fn batched(&self) -> bool {
+        true
+    }
     fn vjp(&self, cx: &VjpCx<'_>, dys: &[Tensor]) -> Result<Grads> {
-        let dz = &dys[0];
+        let (dz, b) = (&dys[0], cx.batch());
         let dw = if cx.needs(0) {
-            Some(backprop_filter_g(&self.g, dz, cx.input(1)?)?)
+            Some(prim_batched(Prim::Filter, &self.g, dz, cx.input(1)?, b, 0)?)
         } else {
             None
         };
         let ddy = if cx.needs(1) {
-            Some(conv_g(&self.g, dz, cx.input(0)?)?)
+            Some(prim_batched(Prim::Conv, &self.g, dz, cx.input(0)?, b, 0)?)
         } else {
             None
         };
@@ -304,15 +310,18 @@ impl Op for BackpropFilter {
     fn name(&self) -> &'static str {
         names(self.g.depthwise)[2]
     }
+    fn batched(&self) -> bool {
+        true
+    }
     fn vjp(&self, cx: &VjpCx<'_>, dys: &[Tensor]) -> Result<Grads> {
-        let dg = &dys[0];
+        let (dg, b) = (&dys[0], cx.batch());
         let dx = if cx.needs(0) {
-            Some(backprop_input_g(&self.g, dg, cx.input(1)?)?)
+            Some(prim_batched(Prim::Input, &self.g, dg, cx.input(1)?, b, 0)?)
         } else {
             None
         };
         let ddy = if cx.needs(1) {
-            Some(conv_g(&self.g, cx.input(0)?, dg)?)
+            Some(prim_batched(Prim::Conv, &self.g, cx.input(0)?, dg, b, 1)?)
         } else {
             None
         };
@@ -323,6 +332,194 @@ impl Op for BackpropFilter {
             backprop_filter_g(&self.g, x, dy)
         }))
     }
+}
+
+// ---------------------------------------------------------------------------
+// Batched seeds (jacobians): a rule's gradient arrives with `cx.batch()` leading axes.
+// Each primitive is linear in the batched argument, so the batch is folded into an
+// axis the primitive already sums or maps over: the image axis when the other argument
+// has none (a filter), else a channel axis (the batch rows become independent channel
+// blocks). Depthwise convolutions couple input channel `c` with output channels
+// `c*m..(c+1)*m`, so there the unbatched argument is tiled along the new blocks too.
+
+/// The leading `batch` axes of `t` and their product.
+fn lead_of(t: &Tensor, batch: usize) -> (Vec<usize>, usize) {
+    let lead = t.shape()[..batch].to_vec();
+    let bf = lead.iter().product();
+    (lead, bf)
+}
+
+/// `t` (`[lead.., rest..]`) as `[bf * rest[0], rest[1..]..]`: the batch folded into the
+/// first axis of the unbatched shape (the images).
+fn fold_images(t: &Tensor, batch: usize) -> Result<Tensor> {
+    let s = t.shape();
+    let mut shape = vec![s[..=batch].iter().product()];
+    shape.extend_from_slice(&s[batch + 1..]);
+    reshape(t, &shape)
+}
+
+/// `[bf * n, rest..]` back to `[lead.., n, rest..]`.
+fn unfold_images(t: &Tensor, lead: &[usize], bf: usize) -> Result<Tensor> {
+    let s = t.shape();
+    let mut shape = lead.to_vec();
+    shape.push(s[0] / bf.max(1));
+    shape.extend_from_slice(&s[1..]);
+    reshape(t, &shape)
+}
+
+/// `t` (`[lead.., d..]`, the batch `bf` rows) with the rows moved into axis `axis` of
+/// `d`: that axis (of size `outer * inner`) becomes `outer * bf * inner`, row `b`'s
+/// entries at `(o, b, i)`.
+fn batch_into(t: &Tensor, batch: usize, axis: usize, outer: usize) -> Result<Tensor> {
+    let s = t.shape();
+    let bf: usize = s[..batch].iter().product();
+    let d = &s[batch..];
+    let inner = d[axis] / outer.max(1);
+    let mut split = vec![bf];
+    split.extend_from_slice(&d[..axis]);
+    split.extend_from_slice(&[outer, inner]);
+    split.extend_from_slice(&d[axis + 1..]);
+    let t = reshape(t, &split)?;
+    // [bf, d<axis.., outer, inner, d>axis..] -> [d<axis.., outer, bf, inner, d>axis..]
+    let r = split.len();
+    let perm: Vec<usize> = (1..=axis + 1).chain([0]).chain(axis + 2..r).collect();
+    let t = transpose(&t, Some(&perm))?;
+    let mut merged = d.to_vec();
+    merged[axis] *= bf;
+    reshape(&t, &merged)
+}
+
+/// The inverse of [`batch_into`]: axis `axis` of `t` (size `outer * bf * inner`) split
+/// into the rows `[lead.., d..]` (axis size `outer * inner`).
+fn batch_out_of(
+    t: &Tensor,
+    lead: &[usize],
+    bf: usize,
+    axis: usize,
+    outer: usize,
+) -> Result<Tensor> {
+    let d = t.shape().to_vec();
+    let inner = d[axis] / (outer * bf).max(1);
+    let mut split = d[..axis].to_vec();
+    split.extend_from_slice(&[outer, bf, inner]);
+    split.extend_from_slice(&d[axis + 1..]);
+    let t = reshape(t, &split)?;
+    // [d<axis.., outer, bf, inner, d>axis..] -> [bf, d<axis.., outer, inner, d>axis..]
+    let r = split.len();
+    let perm: Vec<usize> = [axis + 1]
+        .into_iter()
+        .chain(0..=axis)
+        .chain(axis + 2..r)
+        .collect();
+    let t = transpose(&t, Some(&perm))?;
+    let mut shape = lead.to_vec();
+    shape.extend_from_slice(&d);
+    shape[lead.len() + axis] = d[axis] / bf.max(1);
+    reshape(&t, &shape)
+}
+
+/// `t` repeated `bf` times as batch rows (`[bf, t..]`), to go with batched rows of the
+/// other argument of a depthwise primitive.
+fn tile_rows(t: &Tensor, bf: usize) -> Result<Tensor> {
+    let mut shape = vec![bf];
+    shape.extend_from_slice(t.shape());
+    crate::ops::broadcast_to(t, &shape)
+}
+
+/// The three primitives of one convolution geometry.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Prim {
+    /// `Conv2D(x, w)`.
+    Conv,
+    /// `Conv2DBackpropInput(w, dy)`.
+    Input,
+    /// `Conv2DBackpropFilter(x, dy)`.
+    Filter,
+}
+
+fn run_prim(prim: Prim, g: &ConvGeom, p: &Tensor, q: &Tensor) -> Result<Tensor> {
+    match prim {
+        Prim::Conv => conv_g(g, p, q),
+        Prim::Input => backprop_input_g(g, p, q),
+        Prim::Filter => backprop_filter_g(g, p, q),
+    }
+}
+
+/// `prim(p, q)` where argument `which` (0: `p`, 1: `q`) has `batch` leading axes (a
+/// jacobian's batched seed) and the other none; the result has the same leading axes.
+/// Linear in the batched argument, so every row goes through one call.
+fn prim_batched(
+    prim: Prim,
+    g: &ConvGeom,
+    p: &Tensor,
+    q: &Tensor,
+    batch: usize,
+    which: usize,
+) -> Result<Tensor> {
+    if batch == 0 {
+        return run_prim(prim, g, p, q);
+    }
+    let t = if which == 0 { p } else { q };
+    let (lead, bf) = lead_of(t, batch);
+    let mut gb = g.clone();
+    // The channel axis of (p, q, output) where depthwise blocks (and non-depthwise free
+    // channels) sit: images are NHWC (axis 3), filters HWCM (input channels, axis 2).
+    let (pa, qa, oa) = match prim {
+        Prim::Conv => (3, 2, 3),
+        Prim::Input => (2, 3, 3),
+        Prim::Filter => (3, 3, 2),
+    };
+    if g.depthwise {
+        // Channel blocks: the unbatched argument is tiled, every row its own channels.
+        gb.c *= bf;
+        let tiled = |u: &Tensor, axis| batch_into(&tile_rows(u, bf)?, 1, axis, 1);
+        let (p2, q2) = if which == 0 {
+            (batch_into(p, batch, pa, 1)?, tiled(q, qa)?)
+        } else {
+            (tiled(p, pa)?, batch_into(q, batch, qa, 1)?)
+        };
+        return batch_out_of(&run_prim(prim, &gb, &p2, &q2)?, &lead, bf, oa, 1);
+    }
+    // Non-depthwise: an image argument beside a filter takes the rows as images.
+    let images = matches!((prim, which), (Prim::Conv, 0) | (Prim::Input, 1));
+    if images {
+        gb.n *= bf;
+        let f = fold_images(t, batch)?;
+        let out = if which == 0 {
+            run_prim(prim, &gb, &f, q)?
+        } else {
+            run_prim(prim, &gb, p, &f)?
+        };
+        return unfold_images(&out, &lead, bf);
+    }
+    // Else the rows become blocks of the argument's free channels: a filter's output
+    // channels (Conv), a filter's input channels (Input), the image's input channels or
+    // dy's output channels (Filter).
+    let (axis, out_axis) = match (prim, which) {
+        (Prim::Conv, _) => {
+            gb.o *= bf;
+            (3, 3)
+        }
+        (Prim::Input, _) => {
+            gb.c *= bf;
+            (2, 3)
+        }
+        (Prim::Filter, 0) => {
+            gb.c *= bf;
+            (3, 2)
+        }
+        (Prim::Filter, _) => {
+            gb.o *= bf;
+            (3, 3)
+        }
+    };
+    let moved = batch_into(t, batch, axis, 1)?;
+    let out = if which == 0 {
+        run_prim(prim, &gb, &moved, q)?
+    } else {
+        run_prim(prim, &gb, p, &moved)?
+    };
+    batch_out_of(&out, &lead, bf, out_axis, 1)
 }
 
 fn check_float(op: &'static str, x: &Tensor) -> Result<()> {
@@ -584,6 +781,28 @@ fn pool_g(kind: PoolKind, g: &PoolGeom, x: &Tensor) -> Result<Tensor> {
     Ok(out)
 }
 
+/// A pooling primitive `f(geometry, x, t)`, linear in `t`, for a `t` with `batch`
+/// leading axes (a jacobian's batched seed): the rows become extra images (`x`, when
+/// the primitive reads it, tiled to match), one call for all of them.
+fn pool_batched(
+    g: &PoolGeom,
+    x: Option<&Tensor>,
+    t: &Tensor,
+    batch: usize,
+    f: impl Fn(&PoolGeom, Option<&Tensor>, &Tensor) -> Result<Tensor>,
+) -> Result<Tensor> {
+    if batch == 0 {
+        return f(g, x, t);
+    }
+    let (lead, bf) = lead_of(t, batch);
+    let mut gb = g.clone();
+    gb.shape[0] *= bf;
+    gb.dims[0] *= bf;
+    let x = x.map(|x| fold_images(&tile_rows(x, bf)?, 1)).transpose()?;
+    let out = f(&gb, x.as_ref(), &fold_images(t, batch)?)?;
+    unfold_images(&out, &lead, bf)
+}
+
 fn max_pool_grad_g(g: &PoolGeom, x: &Tensor, dy: &Tensor) -> Result<Tensor> {
     let op = pool_names(PoolKind::Max, g.shape.len() - 2)[1];
     // TF's MaxPool3DGrad gives `dy` to every element equal to its window's maximum;
@@ -642,12 +861,18 @@ impl Op for MaxPool {
     fn name(&self) -> &'static str {
         pool_names(PoolKind::Max, self.g.shape.len() - 2)[0]
     }
+    fn batched(&self) -> bool {
+        true
+    }
     fn vjp(&self, cx: &VjpCx<'_>, dys: &[Tensor]) -> Result<Grads> {
-        Ok(grads![Some(max_pool_grad_g(
+        let g = pool_batched(
             &self.g,
-            cx.input(0)?,
-            &dys[0]
-        )?)])
+            Some(cx.input(0)?),
+            &dys[0],
+            cx.batch(),
+            |g, x, t| max_pool_grad_g(g, x.unwrap_or(t), t),
+        )?;
+        Ok(grads![Some(g)])
     }
     fn jvp(&self, cx: &VjpCx<'_>, tangents: &[Option<Tensor>]) -> Option<Result<Grads>> {
         let Some(dx) = tangents.first().cloned().flatten() else {
@@ -683,15 +908,34 @@ impl Op for MaxPoolGrads {
     fn name(&self) -> &'static str {
         pool_names(PoolKind::Max, self.g.shape.len() - 2)[if self.second { 2 } else { 1 }]
     }
+    fn batched(&self) -> bool {
+        true
+    }
     fn vjp(&self, cx: &VjpCx<'_>, dys: &[Tensor]) -> Result<Grads> {
         let x = cx.input(0)?;
         let dx = if cx.needs(0) {
-            Some(crate::ops::zeros_like(x)?)
+            Some(crate::ops::zeros(
+                &cx.batched(&dys[0], x.shape()),
+                x.dtype(),
+            )?)
         } else {
             None
         };
         let dt = if cx.needs(1) {
-            Some(self.apply(!self.second, x, &dys[0])?)
+            Some(pool_batched(
+                &self.g,
+                Some(x),
+                &dys[0],
+                cx.batch(),
+                |g, x, t| {
+                    let x = x.unwrap_or(t);
+                    if self.second {
+                        max_pool_grad_g(g, x, t)
+                    } else {
+                        max_pool_grad_grad_g(g, x, t)
+                    }
+                },
+            )?)
         } else {
             None
         };
@@ -717,11 +961,17 @@ impl Op for AvgPool {
     fn name(&self) -> &'static str {
         pool_names(PoolKind::Avg, self.g.shape.len() - 2)[0]
     }
+    fn batched(&self) -> bool {
+        true
+    }
     fn saves(&self) -> super::Saves {
         super::Saves::NOTHING
     }
-    fn vjp(&self, _cx: &VjpCx<'_>, dys: &[Tensor]) -> Result<Grads> {
-        Ok(grads![Some(avg_pool_grad_g(&self.g, &dys[0])?)])
+    fn vjp(&self, cx: &VjpCx<'_>, dys: &[Tensor]) -> Result<Grads> {
+        let g = pool_batched(&self.g, None, &dys[0], cx.batch(), |g, _, t| {
+            avg_pool_grad_g(g, t)
+        })?;
+        Ok(grads![Some(g)])
     }
     fn jvp(&self, _cx: &VjpCx<'_>, tangents: &[Option<Tensor>]) -> Option<Result<Grads>> {
         let Some(dx) = tangents.first().cloned().flatten() else {
@@ -739,11 +989,17 @@ impl Op for AvgPoolGrad {
     fn name(&self) -> &'static str {
         pool_names(PoolKind::Avg, self.g.shape.len() - 2)[1]
     }
+    fn batched(&self) -> bool {
+        true
+    }
     fn saves(&self) -> super::Saves {
         super::Saves::NOTHING
     }
-    fn vjp(&self, _cx: &VjpCx<'_>, dys: &[Tensor]) -> Result<Grads> {
-        Ok(grads![Some(pool_g(PoolKind::Avg, &self.g, &dys[0])?)])
+    fn vjp(&self, cx: &VjpCx<'_>, dys: &[Tensor]) -> Result<Grads> {
+        let g = pool_batched(&self.g, None, &dys[0], cx.batch(), |g, _, t| {
+            pool_g(PoolKind::Avg, g, t)
+        })?;
+        Ok(grads![Some(g)])
     }
     fn jvp(&self, _cx: &VjpCx<'_>, tangents: &[Option<Tensor>]) -> Option<Result<Grads>> {
         let Some(t) = tangents.first().cloned().flatten() else {

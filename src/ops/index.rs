@@ -283,7 +283,7 @@ fn with_batch(elems: &[SliceInfoElem], batch: usize) -> Vec<SliceInfoElem> {
 /// The values of an integer index tensor, as `i64`: int32 or int64, or one of the
 /// narrow integer dtypes in `also` (TF: GatherV2 and GatherNd take int16 indices,
 /// OneHot uint8 and int8 ones).
-fn index_values(
+pub(super) fn index_values(
     op: &'static str,
     indices: &Tensor,
     also: &[crate::dtype::DType],
@@ -440,6 +440,11 @@ pub fn gather(
             format!("indices[{k}] = {v} is not in [0, {n})"),
         ));
     }
+    if ax == 0 {
+        let out_shape: Vec<usize> = indices.shape().iter().chain(&shape[1..]).copied().collect();
+        let flat = crate::ops::reshape(indices, &[idx.len()])?;
+        return gather_rows("GatherV2", params, idx, flat, out_shape);
+    }
     // Products of params' own dims: they fit (an empty params may still have a huge
     // `outer` or `inner`, which the maps below never materialize for an empty output).
     let outer: usize = shape[..ax].iter().product();
@@ -459,6 +464,95 @@ pub fn gather(
         .copied()
         .collect();
     crate::ops::reshape(&g, &out_shape)
+}
+
+/// Rows `rows` (checked) of `params` as `out_shape`, recorded as one [`GatherRows`]
+/// (TF's sparse gradient: `IndexedSlices` of `indices`, the 1-D indices).
+fn gather_rows(
+    name: &'static str,
+    params: &Tensor,
+    rows: Vec<i64>,
+    indices: Tensor,
+    out_shape: Vec<usize>,
+) -> Result<Tensor> {
+    let shape = params.shape().to_vec();
+    let (n, inner) = (shape[0], shape[1..].iter().product::<usize>());
+    let out = crate::tape::stack::suspended(|| -> Result<Tensor> {
+        let p2 = crate::ops::reshape(params, &[n, inner])?;
+        let maps =
+            crate::ops::AxisMaps::new(name, params.dtype(), vec![rows.len(), inner], |k, j| {
+                Some(if k == 0 { rows[j] as usize } else { j })
+            })?;
+        let g = crate::ops::remap(&p2, maps, None, (name, "UnsortedSegmentSum"))?;
+        crate::ops::reshape(&g, &out_shape)
+    })?;
+    let out_shape = out.shape().to_vec();
+    record(
+        GatherRows {
+            name,
+            rows: std::sync::Arc::new(rows),
+            indices,
+            params_shape: shape,
+            out_shape,
+        },
+        &[params],
+        &[&out],
+    )?;
+    Ok(out)
+}
+
+/// Rows of `params` (`GatherV2` on axis 0, or `GatherNd` with one index per row).
+/// Gradient: the rows scatter-added (`UnsortedSegmentSum`); TF's `IndexedSlices` for
+/// a gradient that keeps it sparse. Tangent: the same rows of the tangent.
+struct GatherRows {
+    name: &'static str,
+    rows: std::sync::Arc<Vec<i64>>,
+    indices: Tensor,
+    params_shape: Vec<usize>,
+    out_shape: Vec<usize>,
+}
+impl Op for GatherRows {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+    fn batched(&self) -> bool {
+        true
+    }
+    fn saves(&self) -> Saves {
+        Saves::NOTHING
+    }
+    fn vjp(&self, cx: &VjpCx<'_>, dys: &[Tensor]) -> Result<Grads> {
+        let dy = &dys[0];
+        let b = cx.batch();
+        let mut flat = dy.shape()[..b].to_vec();
+        flat.push(self.rows.len());
+        flat.extend_from_slice(&self.params_shape[1..]);
+        let v = crate::ops::reshape(dy, &flat)?;
+        let g = crate::ops::remap::scatter_rows(&v, &self.rows, &self.params_shape, b)?;
+        Ok(grads![Some(g)])
+    }
+    fn jvp(&self, _cx: &VjpCx<'_>, tangents: &[Option<Tensor>]) -> Option<Result<Grads>> {
+        let Some(t) = tangents.first().cloned().flatten() else {
+            return Some(Ok(grads![None]));
+        };
+        let r = gather_rows(
+            self.name,
+            &t,
+            (*self.rows).clone(),
+            self.indices.clone(),
+            self.out_shape.clone(),
+        );
+        Some(r.map(|g| grads![Some(g)]))
+    }
+    fn sparse_vjp(&self, _cx: &VjpCx<'_>, dy: &Tensor) -> Option<Result<super::Sparse>> {
+        let mut shape = vec![self.rows.len()];
+        shape.extend_from_slice(&self.params_shape[1..]);
+        Some(crate::ops::reshape(dy, &shape).map(|values| super::Sparse {
+            values,
+            indices: self.indices.clone(),
+            dense_shape: self.params_shape.clone(),
+        }))
+    }
 }
 
 /// Gathers slices of `params` addressed by the last axis of `indices`.
@@ -503,6 +597,13 @@ pub fn gather_nd(params: &Tensor, indices: &Tensor) -> Result<Tensor> {
             flat = flat * shape[j] + v as usize;
         }
         maps_rows.push(Some(flat));
+    }
+    if k == 1 && indices.ndim() == 2 {
+        // One index per row: TF's gradient is sparse (`IndexedSlices`) here.
+        let rows: Vec<i64> = maps_rows.iter().map(|r| r.unwrap_or(0) as i64).collect();
+        let flat = crate::ops::reshape(indices, &[count])?;
+        let out_shape: Vec<usize> = [count].iter().chain(&shape[1..]).copied().collect();
+        return gather_rows("GatherNd", params, rows, flat, out_shape);
     }
     let p2 = crate::ops::reshape(params, &[rows, inner])?;
     let maps =

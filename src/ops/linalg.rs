@@ -150,7 +150,7 @@ pub fn inv(x: &Tensor, adjoint: bool) -> Result<Tensor> {
         x.clone()
     };
     let out = Tensor::new(
-        map_dtypes!("MatrixInverse", x.data(), [F32, F64, C64, C128], a => {
+        map_dtypes!("MatrixInverse", x.data(), [F32, F64, C64, C128] via [F16], a => {
             crate::kernels::linalg::inv(a)?
         }),
     );
@@ -337,6 +337,9 @@ impl Op for SelfAdjointEig {
     fn name(&self) -> &'static str {
         "SelfAdjointEigV2"
     }
+    fn batched(&self) -> bool {
+        true
+    }
     fn saves(&self) -> Saves {
         if self.vectors {
             Saves {
@@ -426,6 +429,9 @@ struct Svd {
 impl Op for Svd {
     fn name(&self) -> &'static str {
         "Svd"
+    }
+    fn batched(&self) -> bool {
+        true
     }
     fn saves(&self) -> Saves {
         if self.compute_uv {
@@ -532,7 +538,19 @@ pub fn qr(x: &Tensor, full_matrices: bool) -> Result<(Tensor, Tensor)> {
             }
         };
     }
-    let (q, r) = go!(F32, F64, C64, C128);
+    let (q, r) = if x.dtype() == crate::DType::F16 {
+        // TF's CPU kernel takes float16 (its gradient does not: no float16 triangular
+        // solve): factored in float32, rounded back.
+        crate::tape::stack::suspended(|| -> Result<(Tensor, Tensor)> {
+            let (q, r) = qr(&crate::ops::cast(x, crate::DType::F32)?, full_matrices)?;
+            Ok((
+                crate::ops::cast(&q, crate::DType::F16)?,
+                crate::ops::cast(&r, crate::DType::F16)?,
+            ))
+        })?
+    } else {
+        go!(F32, F64, C64, C128)
+    };
     crate::ops::record(Qr { full_matrices }, &[x], &[&q, &r])?;
     Ok((q, r))
 }
@@ -542,8 +560,13 @@ struct Qr {
 }
 
 /// `x r⁻ᴴ` for upper-triangular `r`.
+/// `x` may have leading jacobian batch axes in front of `r`'s batch shape.
 fn times_inv_r_adj(x: &Tensor, r: &Tensor) -> Result<Tensor> {
-    adjoint(&triangular_solve(r, &adjoint(x)?, false, false)?)
+    let batch = x.ndim().saturating_sub(r.ndim());
+    let solved = solve_rows(r, &adjoint(x)?, batch, |a, g| {
+        triangular_solve(a, g, false, false)
+    })?;
+    adjoint(&solved)
 }
 
 /// TF's gradient of `a = q r` for `m >= n` (thin factors: `r` square).
@@ -572,6 +595,9 @@ fn qr_grad_deep(q: &Tensor, r: &Tensor, dq: &Tensor, dr: &Tensor) -> Result<Tens
 impl Op for Qr {
     fn name(&self) -> &'static str {
         "Qr"
+    }
+    fn batched(&self) -> bool {
+        true
     }
     fn saves(&self) -> Saves {
         Saves::EVERYTHING
@@ -633,9 +659,13 @@ fn regularized_gram_cholesky(a: &Tensor, l2: f64, first_kind: bool) -> Result<Te
     Ok(l)
 }
 
-/// `(L Lᴴ)⁻¹ b` from a lower Cholesky factor `L`.
+/// `(L Lᴴ)⁻¹ b` from a lower Cholesky factor `L` (`b` may have leading jacobian batch
+/// axes in front of `L`'s batch shape).
 fn cholesky_solve(l: &Tensor, b: &Tensor) -> Result<Tensor> {
-    triangular_solve(l, &triangular_solve(l, b, true, false)?, true, true)
+    let batch = b.ndim().saturating_sub(l.ndim());
+    solve_rows(l, b, batch, |l, b| {
+        triangular_solve(l, &triangular_solve(l, b, true, false)?, true, true)
+    })
 }
 
 /// Least-squares solutions `x` (`[..., n, k]`) of `matrix @ x = rhs` for `matrix`
@@ -744,6 +774,9 @@ struct MatrixSolveLs {
 impl Op for MatrixSolveLs {
     fn name(&self) -> &'static str {
         "MatrixSolveLs"
+    }
+    fn batched(&self) -> bool {
+        true
     }
     fn saves(&self) -> Saves {
         Saves::INPUTS_AND_OUTPUT

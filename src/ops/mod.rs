@@ -169,6 +169,18 @@ pub trait Op: Send + Sync + 'static {
     fn batched(&self) -> bool {
         false
     }
+    /// TF's sparse gradient (`IndexedSlices`) for input 0 from the output gradient `dy`
+    /// (no batch axes): the rows of a gather. `None`: the op has no sparse gradient.
+    /// Asked only by [`crate::tape::GradientTape::gradient_sparse`].
+    fn sparse_vjp(&self, cx: &VjpCx<'_>, dy: &Tensor) -> Option<Result<Sparse>> {
+        let _ = (cx, dy);
+        None
+    }
+    /// Whether the op is an identity of its one input whose gradient passes a sparse
+    /// gradient through unchanged (TF's `Identity` and `ReadVariableOp`).
+    fn passes_sparse(&self) -> bool {
+        false
+    }
     /// Whether [`Op::vjp`] calls back into user code (a custom or registered gradient
     /// function, possibly Python's): such rules run on the thread that asked for the
     /// gradient, never on a pool thread (see [`crate::pool`]).
@@ -179,6 +191,49 @@ pub trait Op: Send + Sync + 'static {
     /// binding's garbage collector can see through a tape that holds it.
     fn owned(&self) -> Option<&crate::custom::Owned> {
         None
+    }
+}
+
+/// A sparse gradient, TF's `IndexedSlices`: the dense gradient (of `dense_shape`) is
+/// `values[i]` added at row `indices[i]` of zeros, for every `i`.
+#[derive(Clone, Debug)]
+pub struct Sparse {
+    /// `[k, dense_shape[1..]..]`.
+    pub values: Tensor,
+    /// `[k]`, int32 or int64 (as the gather's indices).
+    pub indices: Tensor,
+    pub dense_shape: Vec<usize>,
+}
+
+impl Sparse {
+    /// The dense gradient: the rows scatter-added (recorded, so differentiable in
+    /// `values`).
+    pub fn to_dense(&self) -> Result<Tensor> {
+        let rows = index::index_values("UnsortedSegmentSum", &self.indices, &[DType::I16])?;
+        remap::scatter_rows(&self.values, &rows, &self.dense_shape, 0)
+    }
+    /// The concatenation of sparse gradients of one dense shape (TF's aggregation:
+    /// indices of mixed dtypes become int64).
+    pub fn concat(parts: &[Sparse]) -> Result<Sparse> {
+        let mixed = parts
+            .iter()
+            .any(|p| p.indices.dtype() != parts[0].indices.dtype());
+        let indices: Vec<Tensor> = parts
+            .iter()
+            .map(|p| {
+                if mixed {
+                    cast(&p.indices, DType::I64)
+                } else {
+                    Ok(p.indices.clone())
+                }
+            })
+            .collect::<Result<_>>()?;
+        let values: Vec<Tensor> = parts.iter().map(|p| p.values.clone()).collect();
+        Ok(Sparse {
+            values: concat(&values, 0)?,
+            indices: concat(&indices, 0)?,
+            dense_shape: parts[0].dense_shape.clone(),
+        })
     }
 }
 
@@ -342,6 +397,9 @@ impl Op for ReadVariable {
     }
     fn vjp(&self, _cx: &VjpCx<'_>, dys: &[Tensor]) -> Result<Grads> {
         Ok(grads![Some(dys[0].clone())])
+    }
+    fn passes_sparse(&self) -> bool {
+        true
     }
 }
 

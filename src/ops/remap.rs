@@ -142,6 +142,41 @@ pub(crate) fn remap(
     Ok(out)
 }
 
+/// `values` (`[lead.., k, rest..]`, `batch` leading axes) added at rows `rows` of
+/// zeros of `[lead.., dense_shape..]` (`rest = dense_shape[1..]`): a gather's
+/// gradient (TF's `UnsortedSegmentSum` of its rows), recorded.
+pub(crate) fn scatter_rows(
+    values: &Tensor,
+    rows: &[i64],
+    dense_shape: &[usize],
+    batch: usize,
+) -> Result<Tensor> {
+    const OP: &str = "UnsortedSegmentSum";
+    let lead = values.shape()[..batch].to_vec();
+    let n = dense_shape.first().copied().unwrap_or(0);
+    let inner: usize = dense_shape.iter().skip(1).product();
+    if let Some(&bad) = rows.iter().find(|&&r| r < 0 || r as u64 >= n as u64) {
+        return Err(Error::invalid(
+            OP,
+            format!("segment id {bad} out of range [0, {n})"),
+        ));
+    }
+    let k = rows.len();
+    let maps = AxisMaps::new(OP, values.dtype(), vec![k, inner], |a, j| {
+        Some(if a == 0 { rows[j] as usize } else { j })
+    })?
+    .with_lead(&lead);
+    let mut flat = lead.clone();
+    flat.extend([k, inner]);
+    let mut in_shape = lead.clone();
+    in_shape.extend([n, inner]);
+    let v = crate::ops::reshape(values, &flat)?;
+    let out = remap_adjoint(&v, std::sync::Arc::new(maps), &in_shape, ("GatherV2", OP))?;
+    let mut shape = lead;
+    shape.extend_from_slice(dense_shape);
+    crate::ops::reshape(&out, &shape)
+}
+
 /// The adjoint of [`remap`]: `dy` scatter-added into zeros of `in_shape`.
 fn remap_adjoint(
     dy: &Tensor,

@@ -511,6 +511,9 @@ impl Op for Identity {
     fn vjp(&self, _cx: &VjpCx<'_>, dys: &[Tensor]) -> Result<Grads> {
         Ok(grads![Some(dys[0].clone())])
     }
+    fn passes_sparse(&self) -> bool {
+        true
+    }
 }
 
 /// Zeros shaped like `t`, recorded as depending on `t` with a zero gradient. A mask

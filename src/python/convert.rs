@@ -38,7 +38,26 @@ pub(crate) fn to_tensor(ob: &Bound<'_, PyAny>, hint: Option<DType>) -> PyResult<
     if let Some(t) = as_tensor(ob) {
         return Ok(t);
     }
+    if let Some(t) = dense_of(ob)? {
+        return Ok(t);
+    }
     convert_value(ob, hint)
+}
+
+/// The dense tensor of a Python object that says how to make one (`gt.IndexedSlices`:
+/// its `_gt_dense_()`, recorded like any op), or `None`.
+fn dense_of(ob: &Bound<'_, PyAny>) -> PyResult<Option<Tensor>> {
+    if ob.is_instance_of::<PyList>()
+        || ob.is_instance_of::<PyTuple>()
+        || ob.is_instance_of::<PyFloat>()
+    {
+        return Ok(None);
+    }
+    if !ob.get_type().hasattr("_gt_dense_")? {
+        return Ok(None);
+    }
+    let d = ob.call_method0("_gt_dense_")?;
+    Ok(as_tensor(&d))
 }
 
 /// A Python number converted to `dt` as TF's eager conversion does it: the value
@@ -177,6 +196,9 @@ fn convert_value_untraced(ob: &Bound<'_, PyAny>, hint: Option<DType>) -> PyResul
         } else {
             t
         });
+    }
+    if let Some(t) = dense_of(ob)? {
+        return Ok(t);
     }
     Err(PyTypeError::new_err(format!(
         "Cannot convert object of type {} to a gradtape Tensor",

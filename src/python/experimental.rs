@@ -29,6 +29,37 @@ fn _per_row_fallbacks() -> Vec<&'static str> {
     crate::tape::take_per_row_fallbacks()
 }
 
+/// The dense tensor of `gt.IndexedSlices(values, indices, dense_shape)`: the rows of
+/// `values` added at rows `indices` of zeros (recorded: differentiable in `values`).
+#[pyfunction]
+fn _indexed_slices_to_dense(
+    values: &Bound<'_, PyAny>,
+    indices: &Bound<'_, PyAny>,
+    dense_shape: Vec<usize>,
+) -> PyResult<super::tensor::PyTensor> {
+    let values = super::convert::to_tensor(values, None)?;
+    let indices = super::convert::to_tensor(indices, None)?;
+    if values.ndim() == 0 || indices.ndim() != 1 || indices.shape()[0] != values.shape()[0] {
+        return Err(PyValueError::new_err(format!(
+            "IndexedSlices: values of shape {:?} and indices of shape {:?} do not match",
+            values.shape(),
+            indices.shape()
+        )));
+    }
+    if dense_shape.is_empty() || dense_shape[1..] != values.shape()[1..] {
+        return Err(PyValueError::new_err(format!(
+            "IndexedSlices: values of shape {:?} are not rows of dense_shape {dense_shape:?}",
+            values.shape()
+        )));
+    }
+    let s = crate::ops::Sparse {
+        values,
+        indices,
+        dense_shape,
+    };
+    Ok(s.to_dense()?.into())
+}
+
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // The environment's limit, read once as the module loads.
     match crate::alloc::limit_from_env() {
@@ -40,5 +71,6 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_set_memory_cache_limit, m)?)?;
     m.add_function(wrap_pyfunction!(_memory_cache_info, m)?)?;
     m.add_function(wrap_pyfunction!(_per_row_fallbacks, m)?)?;
+    m.add_function(wrap_pyfunction!(_indexed_slices_to_dense, m)?)?;
     Ok(())
 }

@@ -15,7 +15,7 @@ use pyo3::{PyTraverseError, PyVisit};
 use super::tensor::PyTensor;
 use super::variable::PyVariable;
 use crate::graph::{self, TapeUse};
-use crate::tape::{GradientTape, Source, UnconnectedGradients};
+use crate::tape::{Grad, GradientTape, Source, UnconnectedGradients};
 use crate::tensor::Tensor;
 use crate::variable::Variable;
 
@@ -490,7 +490,9 @@ impl PyTape {
     }
 
     /// Gradients of the sum of `targets` for each of `sources` (flat lists).
-    #[pyo3(signature = (targets, sources, output_gradients, unconnected_gradients))]
+    /// With `sparse`, eagerly, a gradient that TF gives as `IndexedSlices` comes back
+    /// as `(values, indices, dense_shape)`.
+    #[pyo3(signature = (targets, sources, output_gradients, unconnected_gradients, sparse=false))]
     fn _gradient(
         &self,
         py: Python<'_>,
@@ -498,7 +500,8 @@ impl PyTape {
         sources: Vec<Bound<'_, PyAny>>,
         output_gradients: Option<Vec<Option<Bound<'_, PyAny>>>>,
         unconnected_gradients: &Bound<'_, PyAny>,
-    ) -> PyResult<Vec<Option<PyTensor>>> {
+        sparse: bool,
+    ) -> PyResult<Vec<Option<Py<PyAny>>>> {
         // TF's order: a used tape first, then the arguments.
         self.tape.begin_use()?;
         let unconnected = unconnected(unconnected_gradients)?;
@@ -535,9 +538,42 @@ impl PyTape {
                     .map(|s| s.iter().map(|k| k.map(|k| xs[k].clone())).collect());
                 run(tape, &xs[..n_targets], &rebuild(&plan, xs), og.as_deref())
             })?;
-            return Ok(r.into_iter().map(|g| g.map(PyTensor::from)).collect());
+            return tensors_to_py(py, r);
+        }
+        if sparse {
+            let r = crate::python::interruptible(py, || {
+                let src: Vec<Source<'_>> = srcs.iter().map(Src::as_source).collect();
+                tape.gradient_sparse(&targets, &src, og.as_deref(), unconnected)
+            })?;
+            return r
+                .into_iter()
+                .map(|g| {
+                    Ok(match g {
+                        None => None,
+                        Some(Grad::Dense(t)) => Some(Py::new(py, PyTensor::from(t))?.into_any()),
+                        Some(Grad::Sparse(s)) => {
+                            let parts = (
+                                PyTensor::from(s.values),
+                                PyTensor::from(s.indices),
+                                s.dense_shape,
+                            );
+                            Some(parts.into_pyobject(py)?.into_any().unbind())
+                        }
+                    })
+                })
+                .collect();
         }
         let r = crate::python::interruptible(py, || run(tape, &targets, &srcs, og.as_deref()))?;
-        Ok(r.into_iter().map(|g| g.map(PyTensor::from)).collect())
+        tensors_to_py(py, r)
     }
+}
+
+/// Optional tensors as Python objects.
+fn tensors_to_py(py: Python<'_>, r: Vec<Option<Tensor>>) -> PyResult<Vec<Option<Py<PyAny>>>> {
+    r.into_iter()
+        .map(|g| {
+            g.map(|t| Ok(Py::new(py, PyTensor::from(t))?.into_any()))
+                .transpose()
+        })
+        .collect()
 }

@@ -136,14 +136,42 @@ pub(crate) fn unbroadcast(g: Tensor, shape: &[usize], batch: usize) -> Result<Te
     }
 }
 
-fn accumulate(grads: &mut FxHashMap<TensorId, Tensor>, id: TensorId, g: Tensor) -> Result<()> {
+/// A gradient in the sweep: dense, or (only when the caller asked for them, see
+/// [`GradientTape::gradient_sparse`]) TF's `IndexedSlices`.
+#[derive(Clone, Debug)]
+pub enum Grad {
+    Dense(Tensor),
+    Sparse(ops::Sparse),
+}
+
+impl Grad {
+    /// The dense gradient.
+    pub fn into_dense(self) -> Result<Tensor> {
+        match self {
+            Grad::Dense(t) => Ok(t),
+            Grad::Sparse(s) => s.to_dense(),
+        }
+    }
+}
+
+/// Adds `g` to the gradient of `id`: sparse ones concatenate (TF's aggregation of
+/// `IndexedSlices`), anything with a dense one is dense.
+fn accumulate(grads: &mut FxHashMap<TensorId, Grad>, id: TensorId, g: Grad) -> Result<()> {
     use std::collections::hash_map::Entry;
     match grads.entry(id) {
         Entry::Vacant(e) => {
             e.insert(g);
         }
         Entry::Occupied(mut e) => {
-            let sum = ops::add(e.get(), &g)?;
+            let sum = match (e.get(), g) {
+                (Grad::Dense(a), Grad::Dense(b)) => Grad::Dense(ops::add(a, &b)?),
+                // The sweep goes from the last op back: the new rows come from an
+                // earlier op, and go first (TF's order, that of the ops).
+                (Grad::Sparse(a), Grad::Sparse(b)) => {
+                    Grad::Sparse(ops::Sparse::concat(&[b, a.clone()])?)
+                }
+                (a, b) => Grad::Dense(ops::add(&a.clone().into_dense()?, &b.into_dense()?)?),
+            };
             e.insert(sum);
         }
     }
@@ -157,6 +185,31 @@ pub(super) fn gradient(
     output_gradients: Option<&[Option<Tensor>]>,
     unconnected: UnconnectedGradients,
 ) -> Result<Vec<Option<Tensor>>> {
+    densify(gradient_with(
+        tape,
+        targets,
+        sources,
+        output_gradients,
+        unconnected,
+        false,
+    )?)
+}
+
+fn densify(grads: Vec<Option<Grad>>) -> Result<Vec<Option<Tensor>>> {
+    grads
+        .into_iter()
+        .map(|g| g.map(Grad::into_dense).transpose())
+        .collect()
+}
+
+fn gradient_with(
+    tape: &GradientTape,
+    targets: &[Tensor],
+    sources: &[Source<'_>],
+    output_gradients: Option<&[Option<Tensor>]>,
+    unconnected: UnconnectedGradients,
+    sparse: bool,
+) -> Result<Vec<Option<Grad>>> {
     tape.begin_use()?;
     if let Some(og) = output_gradients {
         if og.len() != targets.len() {
@@ -201,7 +254,29 @@ pub(super) fn gradient(
         })
         .collect::<Result<_>>()?;
     let release = !tape.is_persistent();
-    sweep(tape, targets, seeds, sources, 0, release, unconnected)
+    sweep_grads(
+        tape,
+        targets,
+        seeds,
+        sources,
+        0,
+        release,
+        unconnected,
+        sparse,
+    )
+}
+
+/// [`gradient`] with TF's sparse gradients kept: a source whose gradient comes only
+/// from gathers of its rows (through identities and variable reads) gets
+/// [`Grad::Sparse`], as TF's tape returns `IndexedSlices`.
+pub(super) fn gradient_sparse(
+    tape: &GradientTape,
+    targets: &[Tensor],
+    sources: &[Source<'_>],
+    output_gradients: Option<&[Option<Tensor>]>,
+    unconnected: UnconnectedGradients,
+) -> Result<Vec<Option<Grad>>> {
+    gradient_with(tape, targets, sources, output_gradients, unconnected, true)
 }
 
 /// The reverse sweep. `seeds[i]` is the output gradient of `targets[i]`, with `batch`
@@ -218,6 +293,33 @@ pub(super) fn sweep(
     release: bool,
     unconnected: UnconnectedGradients,
 ) -> Result<Vec<Option<Tensor>>> {
+    densify(sweep_grads(
+        tape,
+        targets,
+        seeds,
+        sources,
+        batch,
+        release,
+        unconnected,
+        false,
+    )?)
+}
+
+/// [`sweep`], keeping sparse gradients (TF's `IndexedSlices`) when `sparse` (and no
+/// batch axes): gather rules give them, identities pass them on, every other rule
+/// sees them densified.
+#[allow(clippy::too_many_arguments)]
+fn sweep_grads(
+    tape: &GradientTape,
+    targets: &[Tensor],
+    seeds: Vec<Option<Tensor>>,
+    sources: &[Source<'_>],
+    batch: usize,
+    release: bool,
+    unconnected: UnconnectedGradients,
+    sparse: bool,
+) -> Result<Vec<Option<Grad>>> {
+    let sparse = sparse && batch == 0;
     // Take what the sweep needs out of the tape, holding its lock only briefly: rules
     // run unlocked, and may record on this very tape (a persistent tape in context).
     let (leads, nodes) = {
@@ -259,17 +361,18 @@ pub(super) fn sweep(
         (leads, nodes)
     };
 
-    let mut grads: FxHashMap<TensorId, Tensor> = FxHashMap::default();
-    for (t, seed) in targets.iter().zip(seeds) {
-        if let Some(seed) = seed {
-            accumulate(&mut grads, t.id(), seed)?;
-        }
-    }
-    let lead: Vec<usize> = grads
-        .values()
+    let mut grads: FxHashMap<TensorId, Grad> = FxHashMap::default();
+    let lead: Vec<usize> = seeds
+        .iter()
+        .flatten()
         .next()
         .map(|g| g.shape()[..batch].to_vec())
         .unwrap_or_default();
+    for (t, seed) in targets.iter().zip(seeds) {
+        if let Some(seed) = seed {
+            accumulate(&mut grads, t.id(), Grad::Dense(seed))?;
+        }
+    }
     let source_ids: FxHashSet<TensorId> = sources.iter().map(|s| s.id()).collect();
 
     for node in nodes {
@@ -290,12 +393,22 @@ pub(super) fn sweep(
         if !any {
             continue;
         }
+        // TF's Identity and ReadVariableOp rules hand a sparse gradient on as it is.
+        if sparse && node.op.passes_sparse() && node.inputs.len() == 1 && dys.len() == 1 {
+            if let Some(Grad::Sparse(g)) = &dys[0] {
+                let slot = &node.inputs[0];
+                if slot.dtype.is_differentiable() && leads.contains(&slot.id) {
+                    accumulate(&mut grads, slot.id, Grad::Sparse(g.clone()))?;
+                }
+                continue;
+            }
+        }
         let dys: Vec<Tensor> = node
             .outputs
             .iter()
             .zip(dys)
             .map(|(o, g)| match g {
-                Some(g) => Ok(g),
+                Some(g) => g.into_dense(),
                 None => {
                     let shape: Vec<usize> = lead.iter().chain(o.shape.iter()).copied().collect();
                     ops::zeros(&shape, o.dtype)
@@ -307,6 +420,12 @@ pub(super) fn sweep(
             .iter()
             .map(|s| s.dtype.is_differentiable() && leads.contains(&s.id))
             .collect();
+        if sparse && dys.len() == 1 && needs.len() == 1 && needs[0] {
+            if let Some(g) = node.op.sparse_vjp(&VjpCx::new(&node, &needs, 0), &dys[0]) {
+                accumulate(&mut grads, node.inputs[0].id, Grad::Sparse(g?))?;
+                continue;
+            }
+        }
         let gs = if batch > 0 && !node.op.batched() {
             vjp_per_row(&node, &needs, &dys, batch)?
         } else {
@@ -325,7 +444,7 @@ pub(super) fn sweep(
                 continue;
             };
             let g = unbroadcast(g, &slot.shape, batch)?;
-            accumulate(&mut grads, slot.id, g)?;
+            accumulate(&mut grads, slot.id, Grad::Dense(g))?;
         }
         drop(node);
     }
@@ -346,7 +465,7 @@ pub(super) fn sweep(
                     UnconnectedGradients::None => None,
                     UnconnectedGradients::Zero => {
                         let shape: Vec<usize> = lead.iter().copied().chain(s.shape()).collect();
-                        Some(ops::zeros(&shape, s.dtype())?)
+                        Some(Grad::Dense(ops::zeros(&shape, s.dtype())?))
                     }
                 }),
             }

@@ -20,7 +20,7 @@ use crate::variable::Variable;
 use arena::{Entry, Node};
 
 pub(crate) use backward::unbroadcast;
-pub use backward::{take_per_row_fallbacks, Source, UnconnectedGradients};
+pub use backward::{take_per_row_fallbacks, Grad, Source, UnconnectedGradients};
 pub use forward::{Accumulating, ForwardAccumulator};
 pub use stack::any_active;
 
@@ -374,6 +374,20 @@ impl GradientTape {
         unconnected: UnconnectedGradients,
     ) -> Result<Vec<Option<Tensor>>> {
         backward::gradient(self, targets, sources, output_gradients, unconnected)
+    }
+
+    /// [`GradientTape::gradient`] keeping TF's sparse gradients: a source whose
+    /// gradient comes only from gathers of its rows (`GatherV2` on axis 0, `GatherNd`
+    /// with one index per row, through identities and variable reads) gets
+    /// [`Grad::Sparse`] (TF's `IndexedSlices`); every other gradient is dense.
+    pub fn gradient_sparse(
+        &self,
+        targets: &[Tensor],
+        sources: &[Source<'_>],
+        output_gradients: Option<&[Option<Tensor>]>,
+        unconnected: UnconnectedGradients,
+    ) -> Result<Vec<Option<Grad>>> {
+        backward::gradient_sparse(self, targets, sources, output_gradients, unconnected)
     }
 
     /// [`GradientTape::gradient`] from seeds with `batch` leading batch axes (a

@@ -232,7 +232,11 @@ def test_embedding_lookup_gradient_is_the_densified_indexed_slices():
         y = gt.reduce_sum(e * gt.constant([[[1.0], [2.0]], [[3.0], [4.0]]]))
     assert e.shape == (2, 2, 3)
     g = t.gradient(y, params)
-    assert g.numpy().tolist() == [[1.0] * 3, [0.0] * 3, [0.0] * 3, [9.0] * 3]
+    # TF's IndexedSlices: the rows as looked up, int64 ids flattened.
+    assert isinstance(g, gt.IndexedSlices)
+    assert g.indices.numpy().tolist() == [0, 3, 3, 3] and g.indices.dtype == gt.int64
+    assert g.values.numpy().tolist() == [[1.0] * 3, [2.0] * 3, [3.0] * 3, [4.0] * 3]
+    assert gt.convert_to_tensor(g).numpy().tolist() == [[1.0] * 3, [0.0] * 3, [0.0] * 3, [9.0] * 3]
     # Sharded params (TF's "div" order: shards in sequence) and max_norm.
     shards = [gt.constant([[3.0, 4.0]]), gt.constant([[0.3, 0.4], [6.0, 8.0]])]
     assert gt.nn.embedding_lookup(shards, [2, 0]).numpy().tolist() == [[6.0, 8.0], [3.0, 4.0]]

@@ -263,3 +263,51 @@ def test_decompositions_in_a_traced_function():
     np.testing.assert_allclose(qr.numpy(), a, atol=1e-12)
     w, v = np.linalg.eigh(a)
     np.testing.assert_allclose(ex.numpy(), v @ np.diag(np.exp(w)) @ v.T, rtol=1e-10)
+
+
+def test_float16_inverse_and_qr_as_tf_cpu():
+    # TF's CPU kernels take float16 for MatrixInverse and Qr only (det, solve,
+    # cholesky, svd, eigh, ... raise): gradtape factors in float32 and rounds back.
+    a = np.array([[4.0, 1.0], [1.0, 3.0]], np.float16)
+    inv = gt.linalg.inv(gt.constant(a))
+    assert inv.dtype == gt.float16
+    # TF 2.21: [[0.2727, -0.09088], [-0.09088, 0.3635]]
+    np.testing.assert_allclose(
+        inv.numpy().astype(np.float64), [[0.272705078125, -0.09088134765625], [-0.09088134765625, 0.363525390625]],
+        rtol=1e-3,
+    )
+    x = gt.constant(a)
+    with gt.GradientTape() as tape:
+        tape.watch(x)
+        y = gt.reduce_sum(gt.linalg.inv(x))
+    g = tape.gradient(y, x)
+    assert g.dtype == gt.float16
+    # TF 2.21's float16 gradient of sum(inv(a))
+    np.testing.assert_allclose(
+        g.numpy().astype(np.float64),
+        [[-0.0330810546875, -0.049591064453125], [-0.049591064453125, -0.0743408203125]],
+        rtol=3e-3,
+    )
+    wide = np.array([[4.0, 1, 2], [1, 3, 0]], np.float16)
+    for m, full in [(a, False), (wide, False), (wide.T.copy(), True)]:
+        q, r = gt.linalg.qr(gt.constant(m), full_matrices=full)
+        assert q.dtype == r.dtype == gt.float16
+        qn, rn = q.numpy().astype(np.float64), r.numpy().astype(np.float64)
+        np.testing.assert_allclose(qn @ rn, m.astype(np.float64), atol=1e-2)
+        np.testing.assert_allclose(qn.T @ qn, np.eye(qn.shape[1]), atol=2e-3)
+        np.testing.assert_array_equal(np.tril(rn, -1), 0.0)
+    # TF 2.21 (Householder, r's diagonal not normalized): q = [[-0.97, -0.24], [-0.24, 0.97]]
+    q, r = gt.linalg.qr(gt.constant(a))
+    np.testing.assert_allclose(q.numpy().astype(np.float64), [[-0.9697, -0.2424], [-0.2424, 0.9702]], atol=2e-3)
+    np.testing.assert_allclose(r.numpy().astype(np.float64), [[-4.125, -1.697], [0.0, 2.668]], atol=4e-3)
+    # TF has no float16 gradient for Qr (no float16 MatrixTriangularSolve), nor kernels
+    # for the other decompositions and solvers.
+    x = gt.constant(a)
+    with gt.GradientTape() as tape:
+        tape.watch(x)
+        y = gt.reduce_sum(gt.linalg.qr(x)[1])
+    with pytest.raises(TypeError, match="float16"):
+        tape.gradient(y, x)
+    for f in [gt.linalg.det, gt.linalg.cholesky, gt.linalg.eigvalsh, lambda z: gt.linalg.svd(z, compute_uv=False)]:
+        with pytest.raises(TypeError, match="float16"):
+            f(gt.constant(a))

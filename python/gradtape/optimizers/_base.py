@@ -7,6 +7,7 @@ from typing import Any, Callable
 
 from .._gradtape import Tensor, _is_tracing, cast, convert_to_tensor, stop_gradient, zeros, zeros_like
 from .._gradtape import Variable as _NativeVariable
+from .._indexed_slices import IndexedSlices
 from .._variable import Variable
 
 # TF's `OptimizerV2._assert_valid_dtypes`: the dtypes an optimizer updates.
@@ -35,12 +36,23 @@ class Optimizer:
         lr = self.learning_rate
         return float(lr(int(self.iterations.numpy()))) if callable(lr) else float(lr)
 
-    def _validate(self, g: Any, v: Any) -> Tensor:
+    def _validate(self, g: Any, v: Any) -> Tensor | IndexedSlices:
         """The gradient as a tensor, checked against its variable; raises otherwise."""
         if not isinstance(v, _NativeVariable):
             raise TypeError(f"apply_gradients expects Variables, got {type(v).__name__}")
         if v.dtype.name not in _VALID_DTYPES:
             raise ValueError(f"Invalid type {v.dtype!r} for {v.name}, expected: {list(_VALID_DTYPES)}.")
+        if isinstance(g, IndexedSlices):
+            # TF's sparse gradient: kept sparse (each optimizer applies it as TF's does).
+            if g.dtype != v.dtype:
+                raise TypeError(
+                    f"Gradient of dtype {g.dtype.name} does not match variable {v.name} of dtype {v.dtype.name}"
+                )
+            if g.dense_shape is not None and tuple(g.shape) != tuple(v.shape):
+                raise ValueError(
+                    f"Gradient shape {tuple(g.shape)} does not match variable {v.name} of shape {tuple(v.shape)}"
+                )
+            return g
         if not isinstance(g, Tensor):
             g = convert_to_tensor(g, dtype=v.dtype)
         if g.dtype != v.dtype:
@@ -53,7 +65,9 @@ class Optimizer:
             )
         return g
 
-    def apply_gradients(self, grads_and_vars: Iterable[tuple[Tensor | None, _NativeVariable]]) -> Variable:
+    def apply_gradients(
+        self, grads_and_vars: Iterable[tuple[Tensor | IndexedSlices | None, _NativeVariable]]
+    ) -> Variable:
         """Applies one update per ``(gradient, variable)`` pair; ``None`` gradients
         are skipped. Returns the step counter. Every pair is checked (variable type
         and dtype, gradient dtype and shape) and every update computed before any
@@ -61,10 +75,10 @@ class Optimizer:
         pairs = [(g, v) for g, v in grads_and_vars]
         if not pairs:
             return self.iterations
-        live = [(g, v) for g, v in pairs if g is not None]
-        if not live:
+        given = [(g, v) for g, v in pairs if g is not None]
+        if not given:
             raise ValueError("No gradients provided for any variable: " + ", ".join(v.name for _, v in pairs))
-        live = [(self._validate(g, v), v) for g, v in live]
+        live = [(self._validate(g, v), v) for g, v in given]
         tracing = _is_tracing()
         step: int | Tensor
         lr: Any
@@ -91,7 +105,12 @@ class Optimizer:
                     )
                 return slots[key].read_value() if key in slots else zeros_like(v)
 
-            plan.append((v, *self._plan(v, stop_gradient(g), lr, step, slot)))
+            if isinstance(g, IndexedSlices):
+                shape = v.shape if g.dense_shape is None else g.dense_shape
+                g = IndexedSlices(stop_gradient(g.values), g.indices, shape)
+            else:
+                g = stop_gradient(g)
+            plan.append((v, *self._plan(v, g, lr, step, slot)))
         # Everything that can fail has run; apply.
         for v, new_slots, method, value in plan:
             slots = self._slots.setdefault(v._unique_id, {}) if new_slots else {}
@@ -121,6 +140,7 @@ class Optimizer:
         return self.apply_gradients(zip(grads, var_list))
 
     def _plan(
-        self, var: _NativeVariable, grad: Tensor, lr: Any, step: int | Tensor, slot: Callable[[str], Tensor]
+        self, var: _NativeVariable, grad: Tensor | IndexedSlices, lr: Any, step: int | Tensor,
+        slot: Callable[[str], Tensor],
     ) -> tuple[dict[str, Tensor], str, Tensor]:
         raise NotImplementedError

@@ -7,6 +7,7 @@ from typing import Any, Callable
 import math
 
 from .._gradtape import Tensor, cast, maximum, pow, sqrt
+from .._indexed_slices import IndexedSlices, _densify
 from ._base import Optimizer
 
 
@@ -43,8 +44,15 @@ class Adam(Optimizer):
             alpha = cast(lr * sqrt(1.0 - pow(b2, step)) / (1.0 - pow(b1, step)), var.dtype)
         else:
             alpha = lr * math.sqrt(1.0 - b2**step) / (1.0 - b1**step)
+        if isinstance(grad, IndexedSlices):
+            # TF (Keras 3): a sparse gradient is squared row by row before its rows are
+            # added up (a row gathered twice adds two squares to v), then densified.
+            sq = _densify(IndexedSlices(grad.values * grad.values, grad.indices, grad.dense_shape))
+            grad = _densify(grad)
+        else:
+            sq = grad * grad
         m = m + (grad - m) * (1.0 - b1)
-        v = v + (grad * grad - v) * (1.0 - b2)
+        v = v + (sq - v) * (1.0 - b2)
         slots = {"m": m, "v": v}
         denom_src = v
         if self.amsgrad:

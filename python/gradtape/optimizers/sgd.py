@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from .._indexed_slices import IndexedSlices, _densify
 from ._base import Optimizer
 
 
@@ -32,6 +33,12 @@ class SGD(Optimizer):
         self.nesterov = bool(nesterov)
 
     def _plan(self, var: Any, grad: Any, lr: Any, step: Any, slot: Any) -> tuple:
+        if isinstance(grad, IndexedSlices):
+            # TF (Keras): a sparse gradient's rows scaled and scatter-subtracted without
+            # momentum; with momentum, densified into the momentum update.
+            if self.momentum == 0.0:
+                return {}, "assign_sub", _densify(IndexedSlices(grad.values * lr, grad.indices, grad.dense_shape))
+            grad = _densify(grad)
         if self.momentum == 0.0:
             return {}, "assign_sub", grad * lr
         m = slot("momentum") * self.momentum - grad * lr
