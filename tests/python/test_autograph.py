@@ -406,3 +406,40 @@ def test_comprehension_and_lambda_names_inside_a_loop_are_not_loop_variables():
 
     # Each step: x -> (x + 2x) / 2 = 1.5 x.
     assert float(f(gt.constant(2.0), gt.constant(2))) == pytest.approx(4.5)
+
+
+def test_iterating_tensors_eagerly_and_the_error_for_a_symbolic_one():
+    # TF: eager tensors iterate their rows; a scalar cannot be iterated; inside a
+    # tf.function without AutoGraph, iterating a symbolic tensor raises
+    # OperatorNotAllowedInGraphError.
+    rows = list(gt.constant([[1.0, 2.0], [3.0, 4.0]]))
+    assert [r.numpy().tolist() for r in rows] == [[1.0, 2.0], [3.0, 4.0]]
+    a, b = gt.constant([5, 6])
+    assert (int(a), int(b)) == (5, 6)
+    assert [float(v) for v in gt.Variable([1.5, 2.5])] == [1.5, 2.5]
+    assert list(gt.zeros([0, 3])) == []
+    with pytest.raises(TypeError, match="scalar"):
+        iter(gt.constant(1.0))
+
+    @gt.function(autograph=False)
+    def f(xs):
+        t = gt.constant(0.0)
+        for x in xs:
+            t += x
+        return t
+
+    with pytest.raises(gt.errors.OperatorNotAllowedInGraphError, match="gt.while_loop"):
+        f(gt.constant([1.0, 2.0]))
+
+    @gt.function(autograph=False)
+    def g(n):
+        t = gt.constant(0)
+        for i in gt.range(n):
+            t += i
+        return t
+
+    with pytest.raises(gt.errors.OperatorNotAllowedInGraphError, match="gt.while_loop"):
+        g(gt.constant(3))
+    # Converted, both work.
+    assert float(gt.function(f.python_function)(gt.constant([1.0, 2.0]))) == 3.0
+    assert int(gt.function(g.python_function)(gt.constant(3))) == 3
