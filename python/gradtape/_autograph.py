@@ -20,6 +20,7 @@ the statement as Python: a symbolic condition then raises the error naming ``gt.
 """
 
 import ast
+import builtins
 import functools
 import inspect
 import textwrap
@@ -663,8 +664,17 @@ class _Transformer:
         b_name = self.fresh("for_body")
         b = self.scoped_fn(b_name, [item], names, [bind] + body + [ast.Return(value=_tuple(names))])
         stop = ast.Constant(flags[0] if flags else None)
+        iterable = s.iter
+        if (
+            isinstance(iterable, ast.Call)
+            and isinstance(iterable.func, ast.Name)
+            and iterable.func.id == "range"
+            and not iterable.keywords
+        ):
+            # `range(n)` of a tensor is `gt.range(n)` (TF's AutoGraph does the same).
+            iterable = _call("range_", iterable.func, *iterable.args)
         call = _call(
-            "for_stmt", s.iter, _name(b_name), self.current(names), _strings(names), stop, ast.Constant(carried)
+            "for_stmt", iterable, _name(b_name), self.current(names), _strings(names), stop, ast.Constant(carried)
         )
         return pre + [b, _bind(names, call)]
 
@@ -692,6 +702,14 @@ class _Helpers:
     @staticmethod
     def ld(local_vars, name):
         return local_vars.get(name, Undefined(name))
+
+    @staticmethod
+    def range_(fn, *args):
+        """``range(*args)``, or ``gt.range`` when an argument is a symbolic tensor (and
+        ``fn`` is the builtin)."""
+        if fn is builtins.range and any(_symbolic(a) or (_is_var(a) and _native._is_tracing()) for a in args):
+            return _native.range(*args)
+        return fn(*args)
 
     @staticmethod
     def no_jump(brk, cont):

@@ -1,9 +1,9 @@
 """Type stubs of the native module ``gradtape._gradtape`` (written by hand; checked
 against the module by ``tests/python/test_stubs.py`` with ``mypy.stubtest``)."""
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from types import TracebackType
-from typing import Any, Callable, ClassVar, Iterator, Union, final
+from typing import Any, Callable, ClassVar, Union, final
 
 import numpy as np
 from typing_extensions import Self, disjoint_base

@@ -443,3 +443,31 @@ def test_iterating_tensors_eagerly_and_the_error_for_a_symbolic_one():
     # Converted, both work.
     assert float(gt.function(f.python_function)(gt.constant([1.0, 2.0]))) == 3.0
     assert int(gt.function(g.python_function)(gt.constant(3))) == 3
+
+
+def test_for_over_python_range_of_a_tensor_is_a_graph_loop():
+    # TF's AutoGraph turns `range(n)` of a tensor into `tf.range(n)`.
+    @gt.function
+    def f(n, x):
+        for i in range(n):
+            x = x * 2.0 + gt.cast(i, gt.float32)
+        for _ in range(2):  # a Python range stays Python (unrolled)
+            x = x + 1.0
+        return x
+
+    # n = 3 from 1: ((1*2+0)*2+1)*2+2 = 12, then +2.
+    assert float(f(gt.constant(3), gt.constant(1.0))) == 14.0
+    assert float(f(gt.constant(0), gt.constant(1.0))) == 3.0
+    assert f.experimental_get_tracing_count() == 1
+
+    def shadowed(n):
+        return [n]
+
+    @gt.function
+    def g(x):
+        range = shadowed  # noqa: A001 - a user's own `range` is called as written
+        for k in range(x):
+            x = x + k
+        return x
+
+    assert float(g(gt.constant(2.0))) == 4.0
