@@ -94,6 +94,7 @@ def _convert_function(func):
         decls.append(ast.Nonlocal(names=list(nonlocals)))
     if "__class__" in func.__code__.co_freevars:
         _explicit_super(fdef)
+    _mangle_private(fdef, func.__qualname__)
     fdef.body = _fold_returns(fdef.body)
     t = _Transformer(fdef, globals_, nonlocals)
     fdef.body = t.block(fdef.body)
@@ -421,6 +422,32 @@ def _fold_returns(stmts):
             st.body = _fold_returns(st.body)
         out.append(st)
     return out
+
+
+def _mangle_private(fdef, qualname):
+    """A method's ``self.__x`` names, mangled as the class body compiled them
+    (``_Cls__x``): the rewrite compiles the function outside its class."""
+    parts = qualname.split(".")
+    if len(parts) < 2 or parts[-2] == "<locals>":
+        return
+    cls = parts[-2].lstrip("_")
+    if not cls:
+        return
+
+    def mangle(name):
+        if name.startswith("__") and not name.endswith("__") and "." not in name:
+            return f"_{cls}{name}"
+        return name
+
+    for node in ast.walk(fdef):
+        if isinstance(node, ast.Attribute):
+            node.attr = mangle(node.attr)
+        elif isinstance(node, ast.Name):
+            node.id = mangle(node.id)
+        elif isinstance(node, ast.arg):
+            node.arg = mangle(node.arg)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node is not fdef:
+            node.name = mangle(node.name)
 
 
 def _explicit_super(fdef):

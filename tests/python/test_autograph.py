@@ -471,3 +471,21 @@ def test_for_over_python_range_of_a_tensor_is_a_graph_loop():
         return x
 
     assert float(g(gt.constant(2.0))) == 4.0
+
+
+def test_private_attributes_of_a_converted_method():
+    class Counter:
+        def __init__(self):
+            self.__scale = 3.0
+
+        @gt.function
+        def __call__(self, x):
+            if x > 0:
+                y = x * self.__scale
+            else:
+                y = -x
+            return y
+
+    c = Counter()
+    assert float(c(gt.constant(2.0))) == 6.0
+    assert float(c(gt.constant(-2.0))) == 2.0
