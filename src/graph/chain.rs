@@ -195,6 +195,40 @@ pub(super) fn run(chain: &Arc<Chain>, xs: &[Tensor]) -> Result<Option<Tensor>> {
         ChainOp {
             chain: chain.clone(),
             shape,
+            sum: false,
+        },
+        &refs,
+        &[&out],
+    )?;
+    Ok(Some(out))
+}
+
+/// Runs `chain` and sums all of its result (the chain feeding a `reduce_sum` over every
+/// axis): each tile is summed where it is computed, so the chain's result is never
+/// written to memory. `None` when the operands do not fit the compiled loops. Recorded
+/// on the tapes that watch an input as one node whose gradient is one tiled pass with
+/// the (scalar) output gradient spread over every element.
+pub(super) fn run_sum(chain: &Arc<Chain>, xs: &[Tensor]) -> Result<Option<Tensor>> {
+    if xs.len() != chain.inputs {
+        return Err(Error::Internal("fused chain input count changed".into()));
+    }
+    let Some((dtype, shape)) = fits(xs) else {
+        return Ok(None);
+    };
+    if crate::tape::stack::any_active() && crate::custom::any_override() {
+        return Ok(None);
+    }
+    let out = match dtype {
+        DType::F32 => forward_sum::<f32>(chain, xs, &shape)?,
+        DType::F64 => forward_sum::<f64>(chain, xs, &shape)?,
+        _ => return Ok(None),
+    };
+    let refs: Vec<&Tensor> = xs.iter().collect();
+    ops::record(
+        ChainOp {
+            chain: chain.clone(),
+            shape,
+            sum: true,
         },
         &refs,
         &[&out],
@@ -439,6 +473,60 @@ fn forward<T: Real>(chain: &Chain, xs: &[Tensor], shape: &[usize]) -> Result<Ten
     Tensor::from_vec(buf, shape)
 }
 
+/// The sum of the chain's result over every element: each tile's values summed in
+/// `f64` as they are made, the tiles' sums added in tile order (the same total whatever
+/// the number of threads).
+fn forward_sum<T: Real>(chain: &Chain, xs: &[Tensor], shape: &[usize]) -> Result<Tensor> {
+    let n: usize = shape.iter().product();
+    let full = slices::<T>(xs)?;
+    let tile = TILE.min(n.max(1));
+    let tiles = n.div_ceil(tile);
+    let mut sums = vec![0f64; tiles];
+    let out = Shared(sums.as_mut_ptr());
+    let make = || {
+        let singles: Vec<Vec<T>> = vec![Vec::new(); full.len()];
+        (singles, vec![T::zero(); tile], vec![T::zero(); tile])
+    };
+    tiled(n, tile, make, |lo, len, (singles, cur, next)| {
+        let ins = operands(&full, lo, lo + len, singles);
+        for (&form, step) in chain.forms.iter().zip(chain.steps.iter()) {
+            let get = |a: Arg| -> &[T] {
+                match a {
+                    Arg::Carry => &cur[..len],
+                    Arg::Ext(j) => ins[j],
+                }
+            };
+            let b = if is_binary(form) {
+                get(step.args[1])
+            } else {
+                &[][..]
+            };
+            step_forward(form, get(step.args[0]), b, &mut next[..len]);
+            std::mem::swap(cur, next);
+        }
+        // Four partial sums, so the additions do not wait on each other.
+        let mut acc = [0f64; 4];
+        let vals = &cur[..len];
+        let mut quads = vals.chunks_exact(4);
+        for q in &mut quads {
+            for (a, v) in acc.iter_mut().zip(q) {
+                *a += v.to_f64().unwrap_or(f64::NAN);
+            }
+        }
+        let rest: f64 = quads
+            .remainder()
+            .iter()
+            .map(|v| v.to_f64().unwrap_or(f64::NAN))
+            .sum();
+        // SAFETY: tile `lo / tile` alone writes its entry of `sums` (alive until
+        // `tiled` returns).
+        let slot = unsafe { out.slice(lo / tile, 1) };
+        slot[0] = (acc[0] + acc[1]) + (acc[2] + acc[3]) + rest;
+    });
+    let total: f64 = sums.iter().sum();
+    Ok(Tensor::scalar(T::from(total).unwrap_or_else(T::nan)))
+}
+
 /// A raw output buffer written by disjoint tiles from several threads.
 #[derive(Clone, Copy)]
 struct Shared<T>(*mut T);
@@ -465,23 +553,32 @@ impl<T> Shared<T> {
 fn backward<T: Real>(
     chain: &Chain,
     xs: &[Tensor],
-    dy: &Tensor,
+    dy: OutGrad<'_>,
     shape: &[usize],
     needs: &[bool],
 ) -> Result<Vec<Option<Tensor>>> {
     let n: usize = shape.iter().product();
     let full = slices::<T>(xs)?;
-    let dy = T::unwrap(dy.data())
-        .ok_or_else(|| Error::Internal("fused chain gradient of another dtype".into()))?;
     let owned;
-    let dy: &[T] = match dy.as_slice() {
-        Some(s) => s,
-        None => {
-            owned = crate::kernels::elementwise::to_standard(&dy.view(), shape)?;
-            owned
-                .as_slice()
-                .ok_or_else(|| Error::Internal("standard layout without a slice".into()))?
+    let spread = match dy {
+        OutGrad::Spread(v) => T::from(v).unwrap_or_else(T::nan),
+        OutGrad::Each(_) => T::zero(),
+    };
+    let dy: Option<&[T]> = match dy {
+        OutGrad::Each(dy) => {
+            let dy = T::unwrap(dy.data())
+                .ok_or_else(|| Error::Internal("fused chain gradient of another dtype".into()))?;
+            Some(match dy.as_slice() {
+                Some(s) => s,
+                None => {
+                    owned = crate::kernels::elementwise::to_standard(&dy.view(), shape)?;
+                    owned
+                        .as_slice()
+                        .ok_or_else(|| Error::Internal("standard layout without a slice".into()))?
+                }
+            })
         }
+        OutGrad::Spread(_) => None,
     };
     let mut outs: Vec<Option<Vec<T>>> = Vec::with_capacity(xs.len());
     for &need in needs {
@@ -532,7 +629,10 @@ fn backward<T: Real>(
             .collect();
         s.written.iter_mut().for_each(|w| *w = false);
         let g = &mut s.g[..len];
-        g.copy_from_slice(&dy[lo..lo + len]);
+        match dy {
+            Some(dy) => g.copy_from_slice(&dy[lo..lo + len]),
+            None => g.fill(spread),
+        }
         let (ga, gb, tmp) = (&mut s.ga[..len], &mut s.gb[..len], &mut s.tmp[..len]);
         for k in (0..m).rev() {
             let form = chain.forms[k];
@@ -612,6 +712,14 @@ fn backward<T: Real>(
         .collect()
 }
 
+/// The output gradient of a backward pass: one per element, or (a chain summed into
+/// one value) the scalar's gradient, the same for every element.
+#[derive(Clone, Copy)]
+enum OutGrad<'a> {
+    Each(&'a Tensor),
+    Spread(f64),
+}
+
 /// One backward job's buffers, reused tile after tile.
 struct Scratch<T> {
     singles: Vec<Vec<T>>,
@@ -623,10 +731,12 @@ struct Scratch<T> {
     written: Vec<bool>,
 }
 
-/// A compiled chain on a tape: one node, its inputs kept.
+/// A compiled chain on a tape: one node, its inputs kept. With `sum`, the node is the
+/// chain followed by a sum over every element (its output a scalar).
 struct ChainOp {
     chain: Arc<Chain>,
     shape: Vec<usize>,
+    sum: bool,
 }
 
 impl ChainOp {
@@ -639,7 +749,12 @@ impl ChainOp {
             for x in xs {
                 tape.watch(x);
             }
-            run_steps(&self.chain.steps, xs)?
+            let y = run_steps(&self.chain.steps, xs)?;
+            if self.sum {
+                ops::reduce_sum(&y, None, false)?
+            } else {
+                y
+            }
         };
         // An input passed twice (the same tensor) gets its gradient once.
         let wanted: Vec<usize> = (0..xs.len())
@@ -689,7 +804,11 @@ pub(super) fn run_steps(steps: &[Step], xs: &[Tensor]) -> Result<Tensor> {
 
 impl Op for ChainOp {
     fn name(&self) -> &'static str {
-        "FusedElementwise"
+        if self.sum {
+            "FusedElementwiseSum"
+        } else {
+            "FusedElementwise"
+        }
     }
     fn batched(&self) -> bool {
         true
@@ -703,15 +822,23 @@ impl Op for ChainOp {
             .collect::<Result<_>>()?;
         let needs: Vec<bool> = (0..xs.len()).map(|i| cx.needs(i)).collect();
         let dy = &dys[0];
-        let plain = !crate::tape::stack::any_active()
-            && dy.shape() == self.shape.as_slice()
-            && dy.dtype() == xs[0].dtype();
+        let fits = if self.sum {
+            dy.ndim() == 0
+        } else {
+            dy.shape() == self.shape.as_slice()
+        };
+        let plain = !crate::tape::stack::any_active() && fits && dy.dtype() == xs[0].dtype();
         if !plain {
             return self.composed(&xs, dy, &needs, cx.batch());
         }
+        let g = if self.sum {
+            OutGrad::Spread(dy.to_f64_scalar()?)
+        } else {
+            OutGrad::Each(dy)
+        };
         let g = match dy.dtype() {
-            DType::F32 => backward::<f32>(&self.chain, &xs, dy, &self.shape, &needs)?,
-            DType::F64 => backward::<f64>(&self.chain, &xs, dy, &self.shape, &needs)?,
+            DType::F32 => backward::<f32>(&self.chain, &xs, g, &self.shape, &needs)?,
+            DType::F64 => backward::<f64>(&self.chain, &xs, g, &self.shape, &needs)?,
             _ => return self.composed(&xs, dy, &needs, cx.batch()),
         };
         Ok(g.into_iter().collect())

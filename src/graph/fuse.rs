@@ -4,7 +4,9 @@
 //! node reads the previous one's output and nothing else reads that output; the other
 //! operands are any earlier values. The fused node computes the chain tile by tile
 //! (`TILE` elements, small enough to stay in cache), tiles spread over the pool's
-//! threads, so the chain's intermediates are never written to memory at full size.
+//! threads, so the chain's intermediates are never written to memory at full size. A
+//! compiled chain whose only reader is a sum over all of its elements (`reduce_sum(x)`)
+//! fuses with it: each tile is summed where it is computed (see `chain::run_sum`).
 //!
 //! Tapes record the ops of a chain one by one (their gradients need them): while a tape
 //! is active on the thread, or when the operands do not tile (mixed shapes other than
@@ -27,14 +29,17 @@ const MIN_FUSED: usize = 1 << 15;
 pub(super) fn fuse_elementwise(g: &Graph) -> Graph {
     let n = g.nodes.len();
     let mut uses = vec![0usize; n];
+    // The first node reading each node's outputs.
+    let mut reader: Vec<Option<usize>> = vec![None; n];
     // Readers per node: a node reading a value twice (`h * h`) is one reader.
-    for node in &g.nodes {
+    for (j, node) in g.nodes.iter().enumerate() {
         let mut seen: Vec<u32> = Vec::new();
         for v in &node.inputs {
             if let Value::Node(m, _) = v {
                 if !seen.contains(m) {
                     seen.push(*m);
                     uses[*m as usize] += 1;
+                    reader[*m as usize].get_or_insert(j);
                 }
             }
         }
@@ -104,6 +109,32 @@ pub(super) fn fuse_elementwise(g: &Graph) -> Graph {
         }
         let steps: Arc<[Step]> = steps.into();
         let compiled = Chain::compile(&steps, inputs.len()).map(Arc::new);
+        // A compiled chain read only by a sum over all its elements: the two are one
+        // node, and the chain's result is never stored.
+        let summed = compiled.as_ref().and_then(|c| {
+            let j = reader[last].filter(|_| uses[last] == 1)?;
+            is_full_sum(&g.nodes[j], last).then(|| (j, c.clone()))
+        });
+        if let Some((j, c)) = summed {
+            names.push(g.nodes[j].name.clone());
+            let fused = Node {
+                name: format!("Fused[{}]", names.join(",")),
+                key: None,
+                elementwise: None,
+                kind: Kind::Call(Arc::new(move |xs: &[Tensor]| {
+                    Ok(vec![run_sum(&steps, &c, xs)?])
+                })),
+                inputs,
+                outputs: 1,
+                stateful: false,
+                origin: g.nodes[j].origin.clone(),
+            };
+            out.nodes[j] = fused;
+            for &i in &chain {
+                removed[i] = true;
+            }
+            continue;
+        }
         let fused = Node {
             name: format!("Fused[{}]", names.join(",")),
             key: None,
@@ -128,6 +159,27 @@ pub(super) fn fuse_elementwise(g: &Graph) -> Graph {
     }
     // The chains' other nodes have no readers left (each fed only the next).
     super::passes::rebuild(&out, |i| !removed[i])
+}
+
+/// Whether `node` sums every element of node `of`'s output into a scalar
+/// (`reduce_sum(x)`: no axes, no kept dimensions).
+fn is_full_sum(node: &Node, of: usize) -> bool {
+    node.name == "Sum"
+        && node.key.as_deref() == Some("None,false")
+        && node.inputs.as_slice() == [Value::Node(of as u32, 0)]
+        && node.outputs == 1
+        && !node.stateful
+        && matches!(node.kind, Kind::Call(_))
+}
+
+/// Runs a chain and sums its result: in one tiled pass when the operands fit the
+/// compiled loops, else the chain (as `run`) then `reduce_sum`.
+fn run_sum(steps: &[Step], compiled: &Arc<Chain>, xs: &[Tensor]) -> Result<Tensor> {
+    if let Some(out) = chain::run_sum(compiled, xs)? {
+        return Ok(out);
+    }
+    let y = run(steps, Some(compiled), xs)?;
+    crate::ops::reduce_sum(&y, None, false)
 }
 
 /// Runs a chain: through its compiled loops when it has them and the operands fit

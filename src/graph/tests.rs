@@ -276,6 +276,46 @@ fn an_elementwise_chain_is_fused_and_gives_the_unfused_values() {
     }
 }
 
+#[test]
+fn a_chain_summed_whole_is_one_node_with_the_unfused_sum_and_gradient() {
+    // reduce_sum(exp(sin(x) * x) + x): the chain and the sum one node.
+    let n = 50_001;
+    let xs: Vec<f64> = (0..n).map(|i| (i as f64 * 0.61).cos() * 1.5).collect();
+    let x = Tensor::from_vec(xs, &[n]).unwrap();
+    let traced = trace(std::slice::from_ref(&x), vec![Spec::of(&x)], |a| {
+        let s = traced_unary("Sin", ops::sin, &a[0])?;
+        let m = traced_binary("Mul", ops::multiply, &s, &a[0])?;
+        let e = traced_unary("Exp", ops::exp, &m)?;
+        let y = traced_binary("AddV2", ops::add, &e, &a[0])?;
+        Ok(vec![op("Sum", "None,false", &[&y], |t| {
+            ops::reduce_sum(&t[0], None, false)
+        })?])
+    })
+    .unwrap();
+    let fused = traced.graph.optimize().unwrap();
+    assert_eq!(
+        fused.op_counts(),
+        vec![("Fused[Sin,Mul,Exp,AddV2,Sum]".to_string(), 1)]
+    );
+    let close = |a: f64, b: f64| (a - b).abs() <= 1e-12 * b.abs().max(1.0);
+    let got = vals(&fused.run(std::slice::from_ref(&x)).unwrap()[0]);
+    let want = vals(&traced.graph.run(std::slice::from_ref(&x)).unwrap()[0]);
+    assert_eq!(got.len(), 1);
+    assert!(close(got[0], want[0]), "{got:?} vs {want:?}");
+    // The gradient: one tiled pass, the unfused ops' values.
+    let grad = |g: &Graph| {
+        let tape = crate::GradientTape::new();
+        tape.watch(&x);
+        let y = {
+            let _rec = tape.enter();
+            g.run(std::slice::from_ref(&x)).unwrap().remove(0)
+        };
+        vals(&tape.gradient1(&y, &x).unwrap().unwrap())
+    };
+    let (g1, g2) = (grad(&fused), grad(&traced.graph));
+    assert!(g1.iter().zip(&g2).all(|(&a, &b)| close(a, b)));
+}
+
 /// A chain through every compiled op: `x`, a broadcast single element `c` and a
 /// full-size `w` as operands, `x` read by three steps.
 fn long_chain(a: &[Tensor]) -> Result<Vec<Tensor>> {

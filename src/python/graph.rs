@@ -177,6 +177,10 @@ pub(crate) fn check_concrete(t: &Tensor, what: &str) -> PyResult<()> {
                        (with autograph=True, gt.function converts `if`, `while` and `for` \
                        statements on tensors to them)"
                 .to_string(),
+            "iterator" => "Iterating over a symbolic `gt.Tensor` is not allowed in a gt.function: \
+                           use gt.while_loop or gt.map_fn (with autograph=True, gt.function \
+                           converts `for` statements over tensors to a gt.while_loop)"
+                .to_string(),
             _ => format!(
                 "a symbolic `gt.Tensor` has no concrete value while gt.function traces (it \
                  was used as a Python {what}); compute with gt ops instead, or use \
@@ -185,7 +189,7 @@ pub(crate) fn check_concrete(t: &Tensor, what: &str) -> PyResult<()> {
         };
         return Err(match what {
             "numpy" => PyAttributeError::new_err(msg),
-            "bool" => super::errors::OperatorNotAllowedInGraphError::new_err(msg),
+            "bool" | "iterator" => super::errors::OperatorNotAllowedInGraphError::new_err(msg),
             _ => PyTypeError::new_err(msg),
         });
     }

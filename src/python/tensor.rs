@@ -361,6 +361,22 @@ macro_rules! tensor_methods {
                 $crate::graph::note_shape_read(&t);
                 t.shape().first().copied().ok_or_else(|| PyTypeError::new_err("Scalar tensor has no `len()`"))
             }
+            /// Iterates the rows (axis 0), as TF's eager tensors do; a symbolic tensor
+            /// in a trace cannot be iterated (its length is not a Python value).
+            fn __iter__<'py>(&$s, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+                let t = $get;
+                $crate::python::graph::check_concrete(&t, "iterator")?;
+                let n = *t
+                    .shape()
+                    .first()
+                    .ok_or_else(|| PyTypeError::new_err("Cannot iterate over a scalar tensor."))?;
+                let mut rows: Vec<$crate::python::tensor::PyTensor> = Vec::with_capacity(n);
+                for i in 0..n {
+                    let key = (i as isize).into_pyobject(py)?.into_any();
+                    rows.push($crate::python::index::getitem(py, &t, &key)?.into());
+                }
+                Ok(pyo3::types::PyList::new(py, rows)?.as_any().try_iter()?.into_any())
+            }
             fn __float__(&$s) -> PyResult<f64> {
                 let t = $get;
                 $crate::python::graph::check_concrete(&t, "float")?;

@@ -838,3 +838,82 @@ def test_constant_folding_keeps_ops_on_a_watched_constant():
     for _ in range(2):
         g, j = f()
         assert g.numpy().tolist() == [3.0, 3.0, 0.0] and j.numpy().tolist() == [3.0, 3.0, 0.0]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_chain_summed_whole_is_one_pass_with_the_eager_values_and_derivatives(dtype):
+    # `reduce_sum(chain)` fuses into one node (the chain's result never stored; the
+    # backward pass spreads the scalar's gradient in the tiles). Values: the sum is
+    # accumulated in float64 per tile, so it may differ from the engine's reduce_sum by
+    # a few float32 ulp of the total; gradients use the ops' own formulas.
+    rng = np.random.default_rng(11)
+    xn = rng.standard_normal(100_003).astype(dtype)
+
+    def loss(x):
+        return gt.reduce_sum(gt.exp(gt.sin(x) * x) + x)
+
+    def value_and_grad(x):
+        with gt.GradientTape() as t:
+            t.watch(x)
+            y = loss(x)
+        return y, t.gradient(y, x)
+
+    traced = gt.function(value_and_grad)
+    x = gt.constant(xn)
+    counts = dict(traced.get_concrete_function(x).graph.op_counts())
+    assert "Fused[Unary,Binary,Unary,Binary,Sum]" in counts and "Sum" not in counts, counts
+    tol = {np.float32: 1e-5, np.float64: 1e-12}[dtype]
+    (y, g), (y2, g2) = traced(x), value_and_grad(x)
+    want = np.sum(np.exp(np.sin(xn.astype(np.float64)) * xn) + xn)
+    np.testing.assert_allclose(float(y), want, rtol=tol)
+    np.testing.assert_allclose(float(y), float(y2), rtol=tol)
+    np.testing.assert_allclose(g.numpy(), g2.numpy(), rtol=tol, atol=tol)
+    # Known derivative: exp(sin(x) x) (cos(x) x + sin(x)) + 1.
+    x64 = xn.astype(np.float64)
+    np.testing.assert_allclose(
+        g.numpy(), np.exp(np.sin(x64) * x64) * (np.cos(x64) * x64 + np.sin(x64)) + 1.0, rtol=tol * 10, atol=tol
+    )
+
+    # NaN and infinities: the sum is NaN, the gradient NaN exactly where eager's is.
+    bad = xn.copy()
+    bad[[0, 5, 99_999]] = [np.nan, np.inf, -np.inf]
+    xb = gt.constant(bad)
+    (y, g), (y2, g2) = traced(xb), value_and_grad(xb)
+    assert np.isnan(float(y)) and np.isnan(float(y2))
+    assert np.array_equal(np.isnan(g.numpy()), np.isnan(g2.numpy()))
+    ok = ~np.isnan(g2.numpy())
+    np.testing.assert_allclose(g.numpy()[ok], g2.numpy()[ok], rtol=tol, atol=tol)
+
+    # An empty input: 0 and an empty gradient.
+    y, g = traced(gt.constant(np.zeros(0, dtype)))
+    assert float(y) == 0.0 and g.shape == (0,)
+
+    # Tapes around the call (first and second order, persistent, a jacobian) and a
+    # forward accumulator: what the ops give one by one.
+    small = gt.constant(xn[:7])
+    traced_loss = gt.function(loss)
+    with gt.GradientTape(persistent=True) as outer:
+        outer.watch(small)
+        with gt.GradientTape() as inner:
+            inner.watch(small)
+            y1 = traced_loss(small)
+        d1 = inner.gradient(y1, small)
+        s1 = gt.reduce_sum(d1 * d1)
+    with gt.GradientTape(persistent=True) as outer2:
+        outer2.watch(small)
+        with gt.GradientTape() as inner2:
+            inner2.watch(small)
+            y2 = loss(small)
+        d2 = inner2.gradient(y2, small)
+        s2 = gt.reduce_sum(d2 * d2)
+    np.testing.assert_allclose(d1.numpy(), d2.numpy(), rtol=tol, atol=tol)
+    pairs = [(outer.gradient(s1, small), outer2.gradient(s2, small))]
+    pairs.append((outer.jacobian(d1, small), outer2.jacobian(d2, small)))
+    for got, want in pairs:
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=tol, atol=tol)
+    tangent = gt.constant(np.linspace(-1.0, 1.0, 7).astype(dtype))
+    with gt.autodiff.ForwardAccumulator(small, tangent) as acc:
+        yf = traced_loss(small)
+    with gt.autodiff.ForwardAccumulator(small, tangent) as acc2:
+        ye = loss(small)
+    np.testing.assert_allclose(float(acc.jvp(yf)), float(acc2.jvp(ye)), rtol=tol, atol=tol)
