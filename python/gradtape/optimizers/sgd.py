@@ -24,8 +24,9 @@ class SGD(Optimizer):
         momentum: float = 0.0,
         nesterov: bool = False,
         name: str = "SGD",
+        **kwargs: Any,
     ) -> None:
-        super().__init__(learning_rate, name)
+        super().__init__(learning_rate, name, **kwargs)
         if not 0.0 <= momentum <= 1.0:
             raise ValueError("`momentum` must be in the range [0, 1].")
         self.momentum = float(momentum)
