@@ -418,17 +418,21 @@ fn _py_call(callback: Py<PyAny>, inputs: Vec<Bound<'_, PyAny>>) -> PyResult<Vec<
     let callback = Arc::new(callback);
     let outs = guarded(|| {
         graph::apply_stateful("EagerPyFunc", &refs, move |xs| {
-            Python::attach(|py| {
-                let args = py_tensors(py, xs)?;
-                let out = callback.call1(py, (args,))?;
-                let mut tensors = Vec::new();
-                for item in out.bind(py).try_iter()? {
-                    let item = item?;
-                    tensors.push(as_tensor(&item).ok_or_else(|| {
-                        PyTypeError::new_err("a py_function's callback returns tensors")
-                    })?);
-                }
-                Ok::<_, PyErr>(tensors)
+            // The callback computes eagerly on the values (while tracing too: its
+            // outputs come from the trace's example values, its ops are not recorded).
+            graph::paused(|| {
+                Python::attach(|py| {
+                    let args = py_tensors(py, xs)?;
+                    let out = callback.call1(py, (args,))?;
+                    let mut tensors = Vec::new();
+                    for item in out.bind(py).try_iter()? {
+                        let item = item?;
+                        tensors.push(as_tensor(&item).ok_or_else(|| {
+                            PyTypeError::new_err("a py_function's callback returns tensors")
+                        })?);
+                    }
+                    Ok::<_, PyErr>(tensors)
+                })
             })
             .map_err(py_err)
         })

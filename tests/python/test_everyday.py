@@ -144,3 +144,21 @@ def test_tensor_array_eager_and_traced():
 
     assert cumulative(gt.constant([1.0, 2.0, 3.0, 4.0])).numpy().tolist() == [1, 3, 6, 10]
     assert cumulative(gt.constant([0.0, 1.0, 0.0, 1.0])).numpy().tolist() == [0, 1, 1, 2]
+
+
+def test_dtypes_as_tf():
+    x = gt.linspace(-2, 2, 201)  # the basic training loops tutorial's x
+    assert x.dtype == gt.float64
+    np.testing.assert_allclose(x.numpy(), np.linspace(-2, 2, 201), rtol=1e-15)
+    assert gt.linspace(-2.0, 2, 5).dtype == gt.float32
+    assert gt.linspace(gt.constant(0, gt.int64), 1, 3).dtype == gt.float64
+    u = gt.constant(np.array([1, 2], np.uint8))
+    assert u.dtype == gt.uint8 and (u + u).dtype == gt.uint8 and (u < u).dtype == gt.bool
+    for dt in (gt.int8, gt.uint16, gt.int16, gt.float16):
+        t = gt.cast(gt.constant([1, 2]), dt)
+        assert t.dtype == dt and (t * t).numpy().tolist() == [1, 4] and bool(gt.reduce_all(t == t))
+    h = gt.Variable(gt.constant([1.0, 2.0], gt.float16))
+    with gt.GradientTape() as tape:
+        y = gt.reduce_sum(h * h)
+    g = tape.gradient(y, h)
+    assert g.dtype == gt.float16 and g.numpy().tolist() == [2.0, 4.0]

@@ -338,6 +338,8 @@ def test_fit_errors():
         model.fit(x, y, batch_size=0, verbose=0)
     with pytest.raises(ValueError, match="loss"):
         _sequential().compile(optimizer="sgd")
+    with pytest.raises(ValueError, match="callbacks"):
+        model.fit(x, y, callbacks=[object()], verbose=0)
 
 
 def test_get_set_weights_checks():

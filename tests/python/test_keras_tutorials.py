@@ -251,3 +251,19 @@ def test_training_loop_from_scratch():
         _close(got["fit_history"][k], want["fit_history"][k], rtol=1e-5)
     _close(got["evaluate"], want["evaluate"], rtol=1e-5)
     _close(got["predictions"], want["predictions"], rtol=1e-4, atol=1e-5)
+
+
+def test_readme_training_loop_example_runs(capsys):
+    import re
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    section = readme[readme.index("## Training loops: `gt.keras`") :]
+    code = section[section.index("```python\n") + 10 : section.index("```\n", section.index("```python\n") + 10)]
+    assert "import gradtape as tf" in code
+    np.random.seed(0)
+    exec(compile(code, "README.md", "exec"), {})
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 2
+    for i, line in enumerate(lines):
+        assert re.fullmatch(rf"epoch {i}: loss \d\.\d{{4}}, accuracy 0\.\d{{4}}", line), line

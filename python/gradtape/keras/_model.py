@@ -477,6 +477,8 @@ class Model(Layer):
         epoch. Returns a ``History``. TF equivalent: ``tf.keras.Model.fit``."""
         if kwargs:
             raise TypeError(f"fit() got an unexpected keyword argument {sorted(kwargs)[0]!r}")
+        if callbacks:
+            raise ValueError("fit() callbacks are not supported by gradtape (write the loop with a GradientTape)")
         self._require_compiled()
         verbose = 1 if verbose == "auto" else int(verbose)
         data = _Data(x, y, batch_size, shuffle)
