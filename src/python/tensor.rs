@@ -405,15 +405,6 @@ macro_rules! tensor_methods {
                 let rows = builtins.getattr("range")?.call1((n,))?;
                 builtins.getattr("map")?.call1((slf.getattr("__getitem__")?, rows))
             }
-            /// `f"{t:.3f}"`: the value's numpy format, as TF's `__format__`.
-            fn __format__<'py>(&$s, py: Python<'py>, spec: &str) -> PyResult<Bound<'py, PyAny>> {
-                let t = $get;
-                if $crate::graph::is_tracing() && $crate::graph::lookup(&t) && spec.is_empty() {
-                    return Ok(pyo3::types::PyString::new(py, &$crate::python::tensor::tensor_str(py, &t)?).into_any());
-                }
-                $crate::python::graph::check_concrete(&t, "format")?;
-                $crate::python::tensor::numpy_of(py, &t)?.call_method1("__format__", (spec,))
-            }
             fn __getitem__(&$s, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
                 Ok($crate::python::index::getitem(py, &$get, key)?.into())
             }
@@ -465,6 +456,19 @@ macro_rules! tensor_methods {
 pub(crate) use tensor_methods;
 
 tensor_methods!(PyTensor, |self| self.t.clone(), {
+    /// `f"{t:.3f}"`: the value's numpy format, as TF's `__format__` (a variable keeps
+    /// Python's default, as TF's).
+    fn __format__<'py>(&self, py: Python<'py>, spec: &str) -> PyResult<Bound<'py, PyAny>> {
+        let t = self.t.clone();
+        if crate::graph::is_tracing() && crate::graph::lookup(&t) && spec.is_empty() {
+            return Ok(
+                pyo3::types::PyString::new(py, &crate::python::tensor::tensor_str(py, &t)?)
+                    .into_any(),
+            );
+        }
+        crate::python::graph::check_concrete(&t, "format")?;
+        crate::python::tensor::numpy_of(py, &t)?.call_method1("__format__", (spec,))
+    }
     #[classattr]
     #[allow(non_upper_case_globals)]
     const __array_priority__: i32 = 100;

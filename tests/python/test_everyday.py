@@ -39,7 +39,12 @@ def test_format():
     assert "{:.1%}".format(gt.constant(0.25)) == "25.0%"  # noqa: UP032 (str.format is tested)
     assert f"{gt.constant(3)}" == "3"
     assert f"{gt.constant([1.0, 2.0])}" == str(np.array([1.0, 2.0], np.float32))
-    assert f"{gt.Variable(2.5):.2f}" == "2.50"
+    # A variable keeps Python's default format, as TF's: its str, no format spec.
+    v = gt.Variable(2.5)
+    assert f"{v}" == str(v)
+    with pytest.raises(TypeError):
+        f"{v:.2f}"
+    assert f"{v.read_value():.2f}" == "2.50"
     with pytest.raises(TypeError):
         f"{gt.constant([1.0, 2.0]):.2f}"
 
