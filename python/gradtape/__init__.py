@@ -54,6 +54,8 @@ from ._function import (
     switch_case, vectorized_map, while_loop,
 )
 from . import autodiff, layers, optimizers, test
+from . import data, keras
+from ._everyday import TensorArray, device, init_scope, py_function
 from ._composite import add_n, foldl, foldr, repeat
 from ._gradients import get_static_value, grad_pass_through, recompute_grad
 from .math import mod
@@ -82,3 +84,4 @@ __all__ += [
 ]
 __all__ += ["Module", "name_scope"]
 __all__ += ["IndexedSlices"]
+__all__ += ["keras", "data", "TensorArray", "device", "init_scope", "py_function"]

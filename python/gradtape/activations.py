@@ -13,6 +13,33 @@ def linear(x):
     return x
 
 
+relu = nn.relu
+elu = nn.elu
+selu = nn.selu
+gelu = nn.gelu
+sigmoid = nn.sigmoid
+tanh = nn.tanh
+softplus = nn.softplus
+softsign = nn.softsign
+silu = swish = nn.silu
+relu6 = nn.relu6
+leaky_relu = nn.leaky_relu
+log_softmax = nn.log_softmax
+
+
+def softmax(x, axis=-1):
+    """The softmax over ``axis`` (the last by default).
+    TF equivalent: ``tf.keras.activations.softmax``."""
+    return nn.softmax(x, axis=axis)
+
+
+def exponential(x):
+    """``exp(x)``. TF equivalent: ``tf.keras.activations.exponential``."""
+    from ._gradtape import exp
+
+    return exp(x)
+
+
 _BY_NAME = {
     "relu": nn.relu,
     "elu": nn.elu,
@@ -21,6 +48,9 @@ _BY_NAME = {
     "softplus": nn.softplus,
     "softsign": nn.softsign,
     "linear": linear,
+    "softmax": softmax,
+    "exponential": exponential,
+    "swish": nn.silu,
 }
 
 

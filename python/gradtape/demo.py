@@ -16,7 +16,7 @@ import gradtape as gt
 
 
 def _show(label, value):
-    print(f"  {label:<34} {value}")
+    print(f"  {label:<34} {value!s}")
 
 
 def _num(t):

@@ -24,3 +24,29 @@ __all__ = [
     "normal", "set_seed", "truncated_normal", "uniform",
 ]
 # </generated>
+
+
+def shuffle(value, seed=None, name=None):
+    """``value`` with its first dimension randomly permuted (the order drawn from
+    gradtape's generator, under TF's seed rules). TF equivalent: ``tf.random.shuffle``.
+
+    >>> import gradtape as gt
+    >>> sorted(gt.random.shuffle(gt.constant([1, 2, 3])).numpy().tolist())
+    [1, 2, 3]
+    """
+    del name
+    import numpy as np
+
+    from ._everyday import py_function
+    from ._gradtape import convert_to_tensor, gather
+
+    value = convert_to_tensor(value)
+    if value.ndim == 0:
+        raise ValueError("shuffle needs a tensor of rank >= 1, got a scalar")
+    # Random keys (a stateful draw, also inside gt.function), ranked.
+    keys = uniform([value.shape[0]], seed=seed)
+    order = py_function(lambda k: convert_to_tensor(np.argsort(k.numpy(), kind="stable")), [keys], "int64")
+    return gather(value, order)
+
+
+__all__ += ["shuffle"]

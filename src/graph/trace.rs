@@ -81,6 +81,17 @@ pub fn paused<R>(f: impl FnOnce() -> R) -> R {
     f()
 }
 
+/// Turns tracing off on this thread until [`resume`] (the two halves of [`paused`], for
+/// a Python context manager: `gt.init_scope`). Returns the state to resume.
+pub fn suspend() -> bool {
+    TRACING.with(|t| t.replace(false))
+}
+
+/// Puts back the tracing state [`suspend`] returned.
+pub fn resume(state: bool) {
+    TRACING.with(|t| t.set(state));
+}
+
 /// Notes that a trace is about to assign `var` (its current value is put back when the
 /// outermost trace ends).
 pub(crate) fn on_variable_assign(var: &Variable) {

@@ -770,7 +770,8 @@ pub(super) mod python {
     }
 
     /// ``num`` evenly spaced values from ``start`` to ``stop`` inclusive; the dtype follows
-    /// ``start`` (float32 for Python numbers). TF equivalent: ``tf.linspace``.
+    /// ``start`` (float32 for Python floats, float64 for integers, as TF). TF equivalent:
+    /// ``tf.linspace``.
     ///
     /// >>> print(gt.linspace(0.0, 1.0, 5))
     /// gt.Tensor([0.   0.25 0.5  0.75 1.  ], shape=(5,), dtype=float32)
@@ -786,10 +787,11 @@ pub(super) mod python {
     ) -> PyResult<PyTensor> {
         let _ = (name, axis);
         let s = to_tensor(start, None)?;
+        // TF: an integer start (a Python int included) gives float64.
         let dt = if s.dtype().is_floating() {
             s.dtype()
         } else {
-            DType::F32
+            DType::F64
         };
         let e = to_tensor(stop, Some(dt))?;
         let f = move |s: &Tensor, e: &Tensor| {

@@ -410,6 +410,52 @@ fn _effect(callback: Py<PyAny>, inputs: Vec<Bound<'_, PyAny>>) -> PyResult<()> {
     Ok(())
 }
 
+/// `gt.py_function`: `callback(list_of_tensors)` returns a list of tensors; eagerly it
+/// runs now; while tracing it also runs on every call of the graph (a stateful node).
+#[pyfunction]
+fn _py_call(callback: Py<PyAny>, inputs: Vec<Bound<'_, PyAny>>) -> PyResult<Vec<PyTensor>> {
+    let inputs: Vec<Tensor> = inputs
+        .iter()
+        .map(|a| as_tensor(a).ok_or_else(|| PyTypeError::new_err("py_function inputs are tensors")))
+        .collect::<PyResult<_>>()?;
+    let refs: Vec<&Tensor> = inputs.iter().collect();
+    let callback = Arc::new(callback);
+    let outs = guarded(|| {
+        graph::apply_stateful("EagerPyFunc", &refs, move |xs| {
+            // The callback computes eagerly on the values (while tracing too: its
+            // outputs come from the trace's example values, its ops are not recorded).
+            graph::paused(|| {
+                Python::attach(|py| {
+                    let args = py_tensors(py, xs)?;
+                    let out = callback.call1(py, (args,))?;
+                    let mut tensors = Vec::new();
+                    for item in out.bind(py).try_iter()? {
+                        let item = item?;
+                        tensors.push(as_tensor(&item).ok_or_else(|| {
+                            PyTypeError::new_err("a py_function's callback returns tensors")
+                        })?);
+                    }
+                    Ok::<_, PyErr>(tensors)
+                })
+            })
+            .map_err(py_err)
+        })
+    })?;
+    Ok(outs.into_iter().map(PyTensor::from).collect())
+}
+
+/// Turns tracing off on this thread (`gt.init_scope`); returns the state to resume.
+#[pyfunction]
+fn _suspend_tracing() -> bool {
+    graph::suspend()
+}
+
+/// Puts back what `_suspend_tracing` returned.
+#[pyfunction]
+fn _resume_tracing(state: bool) {
+    graph::resume(state)
+}
+
 /// Whether this thread is tracing a `gt.function`.
 #[pyfunction]
 fn _is_tracing() -> bool {
@@ -467,6 +513,9 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_cond, m)?)?;
     m.add_function(wrap_pyfunction!(_while_loop, m)?)?;
     m.add_function(wrap_pyfunction!(_effect, m)?)?;
+    m.add_function(wrap_pyfunction!(_py_call, m)?)?;
+    m.add_function(wrap_pyfunction!(_suspend_tracing, m)?)?;
+    m.add_function(wrap_pyfunction!(_resume_tracing, m)?)?;
     m.add_function(wrap_pyfunction!(_is_tracing, m)?)?;
     m.add_function(wrap_pyfunction!(_is_symbolic, m)?)?;
     Ok(())

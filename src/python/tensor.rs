@@ -406,6 +406,21 @@ macro_rules! tensor_methods {
                 }
                 Ok(t.to_f64_scalar()? != 0.0)
             }
+            /// `for row in t`: the rows along the first dimension, lazily (TF's
+            /// `__iter__`); a scalar is not iterable.
+            fn __iter__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+                let py = slf.py();
+                let n: usize = match slf.call_method0("__len__") {
+                    Ok(n) => n.extract()?,
+                    Err(e) if e.is_instance_of::<PyTypeError>(py) => {
+                        return Err(PyTypeError::new_err("Cannot iterate over a scalar tensor."))
+                    }
+                    Err(e) => return Err(e),
+                };
+                let builtins = py.import("builtins")?;
+                let rows = builtins.getattr("range")?.call1((n,))?;
+                builtins.getattr("map")?.call1((slf.getattr("__getitem__")?, rows))
+            }
             fn __getitem__(&$s, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
                 Ok($crate::python::index::getitem(py, &$get, key)?.into())
             }
@@ -457,6 +472,19 @@ macro_rules! tensor_methods {
 pub(crate) use tensor_methods;
 
 tensor_methods!(PyTensor, |self| self.t.clone(), {
+    /// `f"{t:.3f}"`: the value's numpy format, as TF's `__format__` (a variable keeps
+    /// Python's default, as TF's).
+    fn __format__<'py>(&self, py: Python<'py>, spec: &str) -> PyResult<Bound<'py, PyAny>> {
+        let t = self.t.clone();
+        if crate::graph::is_tracing() && crate::graph::lookup(&t) && spec.is_empty() {
+            return Ok(
+                pyo3::types::PyString::new(py, &crate::python::tensor::tensor_str(py, &t)?)
+                    .into_any(),
+            );
+        }
+        crate::python::graph::check_concrete(&t, "format")?;
+        crate::python::tensor::numpy_of(py, &t)?.call_method1("__format__", (spec,))
+    }
     #[classattr]
     #[allow(non_upper_case_globals)]
     const __array_priority__: i32 = 100;

@@ -1376,6 +1376,9 @@ NOT_OPS = [
     "recompute_grad", "grad_pass_through", "get_static_value",
     # folds of a user function (test_backprop_tf.py: jacobians through foldl)
     "foldl", "foldr",
+    # issue 16 (test_everyday.py): contexts (device placement, lifting out of a trace)
+    # and a call of user Python code, not differentiable (as TF's py_function is here)
+    "device", "init_scope", "py_function",
 ]
 
 # Ops whose TF kernels take real dtypes only (TF 2.21 raises InvalidArgumentError or

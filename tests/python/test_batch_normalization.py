@@ -227,7 +227,9 @@ def test_errors():
     with pytest.raises(ValueError, match="rank"):
         bn(gt.ones([3, 1, 2]))
     with pytest.raises(TypeError, match="floating"):
-        bn(gt.constant([[1, 2]]))
+        bn(gt.constant([[True, False]]))
+    # Keras 3 casts integer inputs to the layer's dtype (issue 16).
+    np.testing.assert_array_equal(bn(gt.constant([[1, 2]])).numpy(), bn(gt.constant([[1.0, 2.0]])).numpy())
     with pytest.raises(ValueError, match="Duplicate"):
         gt.layers.BatchNormalization(axis=[1, -1])(gt.constant(X))
 

@@ -17,14 +17,14 @@ NAMESPACES = {
     "gt.random": gt.random, "gt.layers": gt.layers, "gt.optimizers": gt.optimizers,
     "gt.autodiff": gt.autodiff, "gt.dtypes": gt.dtypes, "gt.errors": gt.errors,
     "gt.activations": gt.activations, "gt.initializers": gt.initializers,
+    "gt.keras": gt.keras, "gt.keras.losses": gt.keras.losses, "gt.keras.metrics": gt.keras.metrics,
+    "gt.optimizers.schedules": gt.optimizers.schedules, "gt.data": gt.data,
 }
 
 # Names allowed to lack "TF equivalent", each with its reason.
 ALLOWED = {
     # Small initializer/activation helpers not yet documented.
     "gt.activations.linear", "gt.activations.get", "gt.initializers.get",
-    "gt.initializers.GlorotUniform", "gt.initializers.Zeros", "gt.initializers.Ones",
-    "gt.initializers.RandomNormal",
 }
 
 

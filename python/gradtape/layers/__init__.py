@@ -5,6 +5,7 @@ from .batch_normalization import BatchNormalization
 from .convolutional import Conv2D
 from .dense import Dense
 from .dropout import Dropout
+from .embedding import Embedding
 from .flatten import Flatten
 from .pooling import AveragePooling2D, AvgPool2D, MaxPool2D, MaxPooling2D
 from .sequential import Sequential
@@ -17,6 +18,7 @@ __all__ = [
     "Conv2D",
     "Dense",
     "Dropout",
+    "Embedding",
     "Flatten",
     "MaxPool2D",
     "MaxPooling2D",

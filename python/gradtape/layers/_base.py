@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import collections
 import re
-from collections.abc import Sequence
-from typing import Any, Callable
+from typing import Any
 
 from .._gradtape import Variable as _NativeVariable
 from .._module import Module, _is_module, _is_variable
@@ -26,6 +25,19 @@ def _snake(name: str) -> str:
     return re.sub(r"([a-z])([A-Z])", r"\1_\2", name).lower()
 
 
+def _input_shape_kwarg(cls: str, kwargs: dict[str, Any]) -> tuple[Any, ...] | None:
+    unknown = set(kwargs) - {"input_shape", "input_dim", "batch_input_shape", "batch_size"}
+    if unknown:
+        raise TypeError(f"{cls}.__init__() got an unexpected keyword argument {sorted(unknown)[0]!r}")
+    if kwargs.get("input_shape") is not None:
+        return tuple(kwargs["input_shape"])
+    if kwargs.get("batch_input_shape") is not None:
+        return tuple(kwargs["batch_input_shape"])[1:]
+    if kwargs.get("input_dim") is not None:
+        return (int(kwargs["input_dim"]),)
+    return None
+
+
 class Layer(Module):
     """Base class of layers. TF equivalent: ``tf.keras.layers.Layer`` (a ``gt.Module``).
 
@@ -35,23 +47,46 @@ class Layer(Module):
     variables held in its attributes (Keras tracks these too).
     """
 
-    def __init__(self, name: str | None = None, trainable: bool = True) -> None:
+    # Keras 3 casts real inputs to the layer's dtype (``False``: inputs as given).
+    _cast_inputs = True
+
+    def __init__(self, name: str | None = None, trainable: bool = True, **kwargs: Any) -> None:
         # Keras' names: made unique per base name, and not checked as identifiers.
         self._init_module(name or _unique_name(_snake(type(self).__name__)))
         self.trainable = trainable
         self.built = False
         self._weights: list[Variable] = []
+        # The Keras 2 `input_shape=` / `input_dim=` (per example, no batch dimension).
+        self._input_shape_arg = _input_shape_kwarg(type(self).__name__, kwargs)
 
-    def add_weight(
-        self,
-        name: str,
-        shape: Sequence[int],
-        initializer: Callable[..., Any],
-        trainable: bool = True,
-        dtype: Any = "float32",
-    ) -> Variable:
-        """Creates a variable named ``{layer}/{name}:0``."""
-        value = initializer(tuple(shape), dtype)
+    def add_weight(self, *args: Any, **kwargs: Any) -> Variable:
+        """Creates a variable named ``{layer}/{name}:0``: ``add_weight(name, shape,
+        initializer, trainable=True, dtype="float32")``, or Keras 3's
+        ``add_weight(shape, initializer, dtype, trainable, name=...)`` (the initializer
+        by name or object, Glorot uniform by default).
+        TF equivalent: ``tf.keras.layers.Layer.add_weight``."""
+        from .. import initializers
+
+        names: tuple[str, ...] = ("name", "shape", "initializer", "trainable", "dtype")
+        if not (args and isinstance(args[0], str)):
+            names = ("shape", "initializer", "dtype", "trainable")
+        if len(args) > len(names):
+            raise TypeError(f"add_weight() takes at most {len(names)} positional arguments")
+        for key, value in zip(names, args):
+            if key in kwargs:
+                raise TypeError(f"add_weight() got multiple values for argument {key!r}")
+            kwargs[key] = value
+        unknown = set(kwargs) - {"name", "shape", "initializer", "trainable", "dtype", "regularizer", "constraint"}
+        if unknown:
+            raise TypeError(f"add_weight() got an unexpected keyword argument {sorted(unknown)[0]!r}")
+        shape = kwargs.get("shape")
+        shape = () if shape is None else shape
+        initializer = kwargs.get("initializer")
+        init = initializers.get("glorot_uniform" if initializer is None else initializer)
+        dtype = kwargs.get("dtype") or "float32"
+        trainable = bool(kwargs.get("trainable", True))
+        name = kwargs.get("name") or "variable"
+        value = init(tuple(shape), dtype)
         v = Variable(value, trainable=trainable, name=f"{self.name}/{name}", dtype=dtype)
         self._weights.append(v)
         return v
@@ -63,10 +98,16 @@ class Layer(Module):
         raise NotImplementedError
 
     def __call__(self, inputs: Any, *args: Any, **kwargs: Any) -> Any:
-        from .. import convert_to_tensor
+        from .. import cast, convert_to_tensor
 
+        if getattr(inputs, "_gt_symbolic", False):  # a keras.Input: the functional API
+            return inputs._gt_symbolic_call(self, args, kwargs)
         if not isinstance(inputs, (list, tuple, dict)):
             inputs = convert_to_tensor(inputs)
+            dtype = getattr(getattr(self, "dtype", None), "name", getattr(self, "dtype", None))
+            if self._cast_inputs and isinstance(dtype, str) and inputs.dtype.name != dtype:
+                if not (inputs.dtype.is_complex or inputs.dtype.name == "bool"):
+                    inputs = cast(inputs, dtype)
         if not self.built:
             self.build(getattr(inputs, "shape", None))
             self.built = True

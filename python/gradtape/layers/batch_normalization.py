@@ -60,8 +60,9 @@ class BatchNormalization(Layer):
         trainable=True,
         dtype="float32",
         fused=None,
+        **kwargs,
     ):
-        super().__init__(name=name, trainable=trainable)
+        super().__init__(name=name, trainable=trainable, **kwargs)
         if fused not in (None, True, False):
             raise TypeError(f"BatchNormalization: `fused` must be None, True or False, got {fused!r}")
         self.fused = fused

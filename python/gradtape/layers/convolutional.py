@@ -72,8 +72,9 @@ class Conv2D(Layer):
         name: str | None = None,
         trainable: bool = True,
         dtype: Any = "float32",
+        **kwargs: Any,
     ) -> None:
-        super().__init__(name=name, trainable=trainable)
+        super().__init__(name=name, trainable=trainable, **kwargs)
         if isinstance(filters, bool) or int(filters) <= 0:
             raise ValueError(
                 f"Invalid value for argument `filters`. Expected a strictly positive value. Received filters={filters}."

@@ -30,8 +30,9 @@ class Dense(Layer):
         name: str | None = None,
         trainable: bool = True,
         dtype: Any = "float32",
+        **kwargs: Any,
     ) -> None:
-        super().__init__(name=name, trainable=trainable)
+        super().__init__(name=name, trainable=trainable, **kwargs)
         if int(units) <= 0:
             raise ValueError(f"Received an invalid value for `units`, expected a positive integer, got {units}")
         self.units = int(units)

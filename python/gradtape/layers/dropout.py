@@ -28,8 +28,9 @@ class Dropout(Layer):
         seed: int | None = None,
         name: str | None = None,
         trainable: bool = True,
+        **kwargs: Any,
     ) -> None:
-        super().__init__(name=name, trainable=trainable)
+        super().__init__(name=name, trainable=trainable, **kwargs)
         if isinstance(rate, bool) or not 0 <= float(rate) <= 1:
             raise ValueError(
                 "Invalid value received for argument `rate`. Expected a float value between 0 and 1. "

@@ -19,8 +19,10 @@ class Flatten(Layer):
     TensorShape([2, 12])
     """
 
-    def __init__(self, data_format: str | None = None, name: str | None = None, trainable: bool = True) -> None:
-        super().__init__(name=name, trainable=trainable)
+    def __init__(
+        self, data_format: str | None = None, name: str | None = None, trainable: bool = True, **kwargs: Any
+    ) -> None:
+        super().__init__(name=name, trainable=trainable, **kwargs)
         _channels_last(data_format)
 
     def call(self, inputs: Any, **kwargs: Any) -> Any:

@@ -20,8 +20,9 @@ class _Pooling2D(Layer):
         data_format: str | None = None,
         name: str | None = None,
         trainable: bool = True,
+        **kwargs: Any,
     ) -> None:
-        super().__init__(name=name, trainable=trainable)
+        super().__init__(name=name, trainable=trainable, **kwargs)
         _channels_last(data_format)
         self.pool_size = _pair(pool_size, "pool_size")
         self.strides = self.pool_size if strides is None else _pair(strides, "strides")

@@ -1,7 +1,23 @@
 """Optimizers. TF equivalent: ``tf.keras.optimizers``."""
 
+from . import schedules
 from ._base import Optimizer
-from .adam import Adam
+from .adam import Adam, AdamW
+from .rmsprop import Adagrad, RMSprop
 from .sgd import SGD
 
-__all__ = ["Optimizer", "SGD", "Adam"]
+
+def get(identifier):
+    """An optimizer from a name (``"adam"``, ``"sgd"``, ...) or an instance.
+    TF equivalent: ``tf.keras.optimizers.get``."""
+    if isinstance(identifier, Optimizer):
+        return identifier
+    if isinstance(identifier, str):
+        by_name = {"sgd": SGD, "adam": Adam, "adamw": AdamW, "rmsprop": RMSprop, "adagrad": Adagrad}
+        cls = by_name.get(identifier.lower())
+        if cls is not None:
+            return cls()
+    raise ValueError(f"Could not interpret optimizer identifier: {identifier!r}")
+
+
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "get", "schedules"]

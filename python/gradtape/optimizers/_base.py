@@ -5,10 +5,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, Callable
 
-from .._gradtape import Tensor, _is_tracing, cast, convert_to_tensor, stop_gradient, zeros, zeros_like
+from .._gradtape import Tensor, _is_tracing, cast, clip_by_norm, sqrt, convert_to_tensor, stop_gradient, zeros
 from .._gradtape import Variable as _NativeVariable
-from .._indexed_slices import IndexedSlices
+from .._indexed_slices import IndexedSlices, _densify
 from .._variable import Variable
+
+# Keras 3 arguments accepted and without effect here (no EMA, loss scaling or
+# gradient accumulation).
+_IGNORED_KWARGS = {"use_ema", "ema_momentum", "ema_overwrite_frequency", "loss_scale_factor", "jit_compile"}
 
 # TF's `OptimizerV2._assert_valid_dtypes`: the dtypes an optimizer updates.
 _VALID_DTYPES = ("float16", "bfloat16", "float32", "float64", "complex64", "complex128")
@@ -23,12 +27,36 @@ class Optimizer:
     a slot not made yet) and the variable's update, ``getattr(var, method)(value)``.
     ``apply_gradients`` validates every pair and plans every update before it
     applies any, so a call that raises leaves variables, slots and ``iterations`` as
-    they were.
+    they were. A subclass whose ``_plan`` applies ``IndexedSlices`` gradients as TF does
+    sets ``_sparse_updates``; the others get them densified.
     """
 
-    def __init__(self, learning_rate: float | Callable[[int], float], name: str) -> None:
+    _sparse_updates = False
+
+    def __init__(
+        self,
+        learning_rate: float | Callable[[int], float],
+        name: str,
+        weight_decay: float | None = None,
+        clipnorm: float | None = None,
+        clipvalue: float | None = None,
+        global_clipnorm: float | None = None,
+        **kwargs: Any,
+    ) -> None:
+        unknown = set(kwargs) - _IGNORED_KWARGS
+        if unknown:
+            raise TypeError(f"Argument(s) not recognized: {sorted(unknown)}")
+        if sum(c is not None for c in (clipnorm, clipvalue, global_clipnorm)) > 1:
+            raise ValueError(
+                "Only one of `clipnorm`, `clipvalue` and `global_clipnorm` can be set. "
+                f"Received: clipnorm={clipnorm}, clipvalue={clipvalue}, global_clipnorm={global_clipnorm}"
+            )
         self.learning_rate = learning_rate
         self.name = name
+        self.weight_decay = None if weight_decay is None else float(weight_decay)
+        self.clipnorm = clipnorm
+        self.clipvalue = clipvalue
+        self.global_clipnorm = global_clipnorm
         self.iterations = Variable(0, trainable=False, name="iteration", dtype="int64")
         self._slots: dict[int, dict[str, Variable]] = {}
 
@@ -79,6 +107,7 @@ class Optimizer:
         if not given:
             raise ValueError("No gradients provided for any variable: " + ", ".join(v.name for _, v in pairs))
         live = [(self._validate(g, v), v) for g, v in given]
+        live = list(zip(self._clip([g for g, _ in live]), [v for _, v in live]))
         tracing = _is_tracing()
         step: int | Tensor
         lr: Any
@@ -101,18 +130,29 @@ class Optimizer:
                 if key not in slots and tracing:
                     slots = self._slots.setdefault(v._unique_id, slots)
                     slots[key] = Variable(
-                        zeros(tuple(v.shape), dtype=v.dtype), trainable=False, name=f"{v.name.split(':')[0]}/{key}"
+                        self._slot_initial(key, v), trainable=False, name=f"{v.name.split(':')[0]}/{key}"
                     )
-                return slots[key].read_value() if key in slots else zeros_like(v)
+                return slots[key].read_value() if key in slots else self._slot_initial(key, v)
 
+            if isinstance(g, IndexedSlices) and not self._sparse_updates:
+                g = _densify(g)
             if isinstance(g, IndexedSlices):
                 shape = v.shape if g.dense_shape is None else g.dense_shape
                 g = IndexedSlices(stop_gradient(g.values), g.indices, shape)
             else:
                 g = stop_gradient(g)
-            plan.append((v, *self._plan(v, g, lr, step, slot)))
+            decay = None
+            if self.weight_decay and self._use_weight_decay(v):
+                # Keras 3: `var -= var * weight_decay * lr` before the update.
+                decay = v.read_value() * cast(cast(lr, v.dtype) * self.weight_decay if isinstance(lr, Tensor)
+                                              else self.weight_decay * lr, v.dtype)
+            # A schedule's tensor learning rate, in the variable's dtype (as Keras casts it).
+            lr_v = cast(lr, v.dtype) if isinstance(lr, Tensor) and lr.dtype != v.dtype else lr
+            plan.append((v, decay, *self._plan(v, g, lr_v, step, slot)))
         # Everything that can fail has run; apply.
-        for v, new_slots, method, value in plan:
+        for v, decay, new_slots, method, value in plan:
+            if decay is not None:
+                v.assign_sub(decay)
             slots = self._slots.setdefault(v._unique_id, {}) if new_slots else {}
             for key, new in new_slots.items():
                 if key in slots:
@@ -122,6 +162,52 @@ class Optimizer:
             getattr(v, method)(value)
         self.iterations.assign_add(1)
         return self.iterations
+
+    def apply(self, grads: Iterable[Tensor | None], trainable_variables: Iterable[Any] | None = None) -> Variable:
+        """Keras 3's form of ``apply_gradients``: the gradients and the variables as
+        two lists. TF equivalent: ``tf.keras.optimizers.Optimizer.apply``."""
+        grads = list(grads)
+        if trainable_variables is None:
+            raise ValueError("`apply` needs `trainable_variables` (gradtape optimizers are not built ahead)")
+        variables = list(trainable_variables)
+        if len(grads) != len(variables):
+            raise ValueError(
+                f"Got {len(grads)} gradients for {len(variables)} variables; `apply` needs one gradient a variable"
+            )
+        return self.apply_gradients(zip(grads, variables))
+
+    def exclude_from_weight_decay(
+        self, var_list: Iterable[Any] | None = None, var_names: Iterable[str] | None = None
+    ) -> None:
+        """Variables (or variables whose name contains one of ``var_names``) that
+        ``weight_decay`` leaves alone."""
+        self._wd_excluded_ids = {v._unique_id for v in (var_list or [])}
+        self._wd_excluded_names = list(var_names or [])
+
+    def _use_weight_decay(self, v: Any) -> bool:
+        if v._unique_id in getattr(self, "_wd_excluded_ids", ()):
+            return False
+        return not any(n in v.name for n in getattr(self, "_wd_excluded_names", ()))
+
+    def _clip(self, grads: list[Tensor]) -> list[Tensor]:
+        """Keras 3's `_clip_gradients`: per-gradient norm, global norm, or value."""
+        from .._gradtape import clip_by_value, maximum, reduce_sum
+
+        if any(c is not None and c > 0 for c in (self.clipnorm, self.global_clipnorm, self.clipvalue)):
+            grads = [_densify(g) if isinstance(g, IndexedSlices) else g for g in grads]
+        if self.clipnorm is not None and self.clipnorm > 0:
+            return [clip_by_norm(g, self.clipnorm) for g in grads]
+        if self.global_clipnorm is not None and self.global_clipnorm > 0:
+            total = cast(0.0, "float64")
+            for g in grads:
+                total = total + cast(reduce_sum(g * g), "float64")
+            norm = sqrt(total)
+            clip = float(self.global_clipnorm)
+            return [g * cast(clip / maximum(norm, clip), g.dtype) for g in grads]
+        if self.clipvalue is not None and self.clipvalue > 0:
+            c = float(self.clipvalue)
+            return [clip_by_value(g, -c, c) for g in grads]
+        return grads
 
     def minimize(self, loss: Any, var_list: Any, tape: Any = None) -> Variable:
         """Computes gradients of ``loss`` (a tensor with ``tape``, or a callable)
@@ -138,6 +224,10 @@ class Optimizer:
         var_list = list(var_list() if callable(var_list) else var_list)
         grads = tape.gradient(value, var_list)
         return self.apply_gradients(zip(grads, var_list))
+
+    def _slot_initial(self, key: str, var: Any) -> Tensor:
+        """A slot's value before its first update (zeros unless a subclass says)."""
+        return zeros(tuple(var.shape), dtype=var.dtype)
 
     def _plan(
         self, var: _NativeVariable, grad: Tensor | IndexedSlices, lr: Any, step: int | Tensor,

@@ -22,6 +22,8 @@ class Adam(Optimizer):
     0.9
     """
 
+    _sparse_updates = True
+
     def __init__(
         self,
         learning_rate: float | Callable[[int], float] = 0.001,
@@ -30,8 +32,9 @@ class Adam(Optimizer):
         epsilon: float = 1e-7,
         amsgrad: bool = False,
         name: str = "Adam",
+        **kwargs: Any,
     ) -> None:
-        super().__init__(learning_rate, name)
+        super().__init__(learning_rate, name, **kwargs)
         self.beta_1, self.beta_2, self.epsilon = float(beta_1), float(beta_2), float(epsilon)
         self.amsgrad = bool(amsgrad)
 
@@ -41,6 +44,8 @@ class Adam(Optimizer):
         if isinstance(step, Tensor):
             # Traced: the same float64 arithmetic, on the step tensor, rounded to the
             # variable's dtype where the Python float would be.
+            if isinstance(lr, Tensor):  # a schedule's value
+                lr = cast(lr, "float64")
             alpha = cast(lr * sqrt(1.0 - pow(b2, step)) / (1.0 - pow(b1, step)), var.dtype)
         else:
             alpha = lr * math.sqrt(1.0 - b2**step) / (1.0 - b1**step)
@@ -58,3 +63,30 @@ class Adam(Optimizer):
         if self.amsgrad:
             slots["vhat"] = denom_src = maximum(slot("vhat"), v)
         return slots, "assign_sub", (m * alpha) / (sqrt(denom_src) + self.epsilon)
+
+
+class AdamW(Adam):
+    """Adam with decoupled weight decay. TF equivalent: ``tf.keras.optimizers.AdamW``
+    (weight decay 0.004: ``var -= var * weight_decay * lr`` before each Adam step).
+
+    >>> import gradtape as gt
+    >>> v = gt.Variable(1.0)
+    >>> _ = gt.optimizers.AdamW(0.1).apply([gt.constant(2.0)], [v])
+    >>> round(float(v), 5)
+    0.89996
+    """
+
+    def __init__(
+        self,
+        learning_rate: float | Callable[[int], float] = 0.001,
+        weight_decay: float = 0.004,
+        beta_1: float = 0.9,
+        beta_2: float = 0.999,
+        epsilon: float = 1e-7,
+        amsgrad: bool = False,
+        name: str = "adamw",
+        **kwargs: Any,
+    ) -> None:
+        if weight_decay is None:
+            raise ValueError("Argument `weight_decay` must be a float. Received: weight_decay=None")
+        super().__init__(learning_rate, beta_1, beta_2, epsilon, amsgrad, name, weight_decay=weight_decay, **kwargs)

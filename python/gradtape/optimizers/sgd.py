@@ -19,14 +19,17 @@ class SGD(Optimizer):
     0.8
     """
 
+    _sparse_updates = True
+
     def __init__(
         self,
         learning_rate: float | Callable[[int], float] = 0.01,
         momentum: float = 0.0,
         nesterov: bool = False,
         name: str = "SGD",
+        **kwargs: Any,
     ) -> None:
-        super().__init__(learning_rate, name)
+        super().__init__(learning_rate, name, **kwargs)
         if not 0.0 <= momentum <= 1.0:
             raise ValueError("`momentum` must be in the range [0, 1].")
         self.momentum = float(momentum)

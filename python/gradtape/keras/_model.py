@@ -1,0 +1,952 @@
+"""``Model``: subclassed and functional models, ``Input``, ``Sequential``, and the
+``compile`` / ``fit`` / ``evaluate`` / ``predict`` loop.
+
+The loop is a thin one: each batch runs a ``gt.function`` train step (the tape, the
+loss, the optimizer, the metric updates), as a hand-written TF training loop would.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+import time
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+
+from .._gradtape import Tensor, convert_to_tensor, zeros
+from .._variable import Variable
+from ..layers._base import Layer
+from ..layers.sequential import Sequential as _LayersSequential
+from ..layers.sequential import _accepts_training
+from . import losses as _losses
+from . import metrics as _metrics
+
+
+# --- the functional API: symbolic tensors -------------------------------------
+
+
+class KerasTensor:
+    """A symbolic tensor of the functional API: its shape (``None`` for the batch),
+    dtype, and the layer call that makes it. TF equivalent: ``keras.KerasTensor``."""
+
+    _gt_symbolic = True
+
+    def __init__(self, shape: tuple, dtype: Any, node: Any = None, name: str | None = None) -> None:
+        self.shape = tuple(shape)
+        self.dtype = dtype
+        self._node = node  # (layer, args, kwargs) or None for an Input
+        self.name = name
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    def __repr__(self) -> str:
+        dtype = getattr(self.dtype, "name", self.dtype)
+        return f"<KerasTensor shape={self.shape}, dtype={dtype}, name={self.name}>"
+
+    def _gt_symbolic_call(self, layer: Layer, args: tuple, kwargs: dict) -> KerasTensor:
+        return _symbolic_call(layer, self, args, kwargs)
+
+
+def _symbolic_call(layer: Layer, inputs: Any, args: tuple, kwargs: dict) -> Any:
+    """Calls ``layer`` on example tensors of the symbolic inputs' shapes (batch 1),
+    which builds it and gives the output's shape and dtype."""
+
+    def example(x: Any) -> Any:
+        if isinstance(x, KerasTensor):
+            return zeros([1 if d is None else d for d in x.shape], dtype=x.dtype)
+        if isinstance(x, (list, tuple)):
+            return type(x)(example(e) for e in x)
+        return x
+
+    out = layer(example(inputs), *args, **kwargs)
+
+    def symbolic(y: Any) -> Any:
+        if isinstance(y, (list, tuple)):
+            return type(y)(symbolic(e) for e in y)
+        return KerasTensor((None, *tuple(y.shape)[1:]), y.dtype, node=(layer, inputs, args, kwargs), name=layer.name)
+
+    return symbolic(out)
+
+
+def Input(
+    shape: Iterable[int | None] | None = None,
+    batch_size: int | None = None,
+    dtype: Any = None,
+    name: str | None = None,
+    batch_shape: Iterable[int | None] | None = None,
+    **kwargs: Any,
+) -> KerasTensor:
+    """A symbolic input of a functional model. TF equivalent: ``tf.keras.Input``.
+
+    >>> import gradtape as gt
+    >>> gt.keras.Input(shape=(784,)).shape
+    (None, 784)
+    """
+    if kwargs:
+        raise TypeError(f"Input() got an unexpected keyword argument {sorted(kwargs)[0]!r}")
+    if batch_shape is not None:
+        full = tuple(batch_shape)
+    elif shape is not None:
+        full = (batch_size, *tuple(shape))
+    else:
+        raise ValueError("You must pass a `shape` argument.")
+    return KerasTensor(full, dtype or "float32", None, name=name or "input_layer")
+
+
+# --- variable tracking --------------------------------------------------------
+
+
+def _attr_children(obj: Any) -> list[Any]:
+    """The layers and variables held in ``obj``'s attributes, in assignment order."""
+    out: list[Any] = []
+
+    def visit(x: Any, depth: int) -> None:
+        if isinstance(x, (Layer, Variable)):
+            out.append(x)
+        elif depth < 3 and isinstance(x, (list, tuple)):
+            for e in x:
+                visit(e, depth + 1)
+        elif depth < 3 and isinstance(x, dict):
+            for e in x.values():
+                visit(e, depth + 1)
+
+    for key, value in vars(obj).items():
+        if key in ("_weights", "_gt_compiled", "optimizer", "_gt_inputs", "_gt_outputs"):
+            continue
+        visit(value, 0)
+    return out
+
+
+def _all_variables(layer: Layer, seen: set[int]) -> list[Variable]:
+    """Every variable of ``layer``: its own weights, then those of the layers and
+    variables in its attributes (each once)."""
+    out: list[Variable] = []
+
+    def add(v: Variable) -> None:
+        if id(v) not in seen:
+            seen.add(id(v))
+            out.append(v)
+
+    if isinstance(layer, _LayersSequential) and not isinstance(layer, Model):
+        for v in layer.variables:
+            add(v)
+        return out
+    for v in layer._weights:
+        add(v)
+    for child in _attr_children(layer):
+        if isinstance(child, Variable):
+            add(child)
+        elif child is not layer:
+            if isinstance(child, Model):
+                for v in child.variables:
+                    add(v)
+            else:
+                for v in _all_variables(child, seen):
+                    out.append(v)
+    return out
+
+
+def _trainable(layer: Layer, v: Variable) -> bool:
+    return bool(v.trainable)
+
+
+# --- Model --------------------------------------------------------------------
+
+
+class History:
+    """What ``fit`` returns: ``history`` maps each logged name to its per-epoch values.
+    TF equivalent: ``tf.keras.callbacks.History``."""
+
+    def __init__(self) -> None:
+        self.history: dict[str, list[float]] = {}
+        self.epoch: list[int] = []
+        self.model: Any = None
+
+
+class Model(Layer):
+    """A model: layers composed by a ``call`` method (subclassing) or by a graph of
+    ``Input`` to outputs (``Model(inputs, outputs)``), with Keras' training loop.
+    TF equivalent: ``tf.keras.Model``.
+
+    >>> import gradtape as gt
+    >>> class Net(gt.keras.Model):
+    ...     def __init__(self):
+    ...         super().__init__()
+    ...         self.d1 = gt.keras.layers.Dense(4, activation="relu")
+    ...         self.d2 = gt.keras.layers.Dense(1)
+    ...     def call(self, x, training=None):
+    ...         return self.d2(self.d1(x))
+    >>> net = Net()
+    >>> net(gt.ones([2, 3])).shape
+    TensorShape([2, 1])
+    >>> len(net.trainable_variables)
+    4
+    """
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        if cls is Model and (args or "inputs" in kwargs or "outputs" in kwargs):
+            return super().__new__(Functional)
+        return super().__new__(cls)
+
+    def __init__(self, *args: Any, name: str | None = None, trainable: bool = True, **kwargs: Any) -> None:
+        if args:
+            raise TypeError(
+                f"{type(self).__name__}.__init__() takes no positional arguments besides a functional model's"
+            )
+        Layer.__init__(self, name=name, trainable=trainable, **kwargs)
+        self._gt_compiled: dict[str, Any] | None = None
+        self.optimizer: Any = None
+        self.stop_training = False
+
+    # Variables of the layers in attributes (a subclassed model); Sequential and
+    # the functional form list theirs from `layers`.
+    @property
+    def layers(self) -> list[Layer]:
+        """The model's direct sublayers, in the order they were assigned."""
+        return [c for c in _attr_children(self) if isinstance(c, Layer)]
+
+    @property
+    def variables(self) -> list[Variable]:
+        return _all_variables(self, set())
+
+    weights = variables
+
+    @property
+    def trainable_variables(self) -> list[Variable]:
+        if not self.trainable:
+            return []
+        return [v for v in self._trainable_walk()]
+
+    trainable_weights = trainable_variables
+
+    @property
+    def non_trainable_variables(self) -> list[Variable]:
+        trainable = {id(v) for v in self.trainable_variables}
+        return [v for v in self.variables if id(v) not in trainable]
+
+    non_trainable_weights = non_trainable_variables
+
+    def _trainable_walk(self) -> list[Variable]:
+        out: list[Variable] = []
+        seen: set[int] = set()
+        for v in self._weights:
+            if v.trainable and id(v) not in seen:
+                seen.add(id(v))
+                out.append(v)
+        for layer in self.layers:
+            for v in layer.trainable_variables if not isinstance(layer, Model) else layer._trainable_walk():
+                if id(v) not in seen:
+                    seen.add(id(v))
+                    out.append(v)
+            if not isinstance(layer, (Model, _LayersSequential)):
+                for v in _all_variables(layer, set()):
+                    if v.trainable and layer.trainable and id(v) not in seen:
+                        seen.add(id(v))
+                        out.append(v)
+        for child in _attr_children(self):
+            if isinstance(child, Variable) and child.trainable and id(child) not in seen:
+                seen.add(id(child))
+                out.append(child)
+        return out
+
+    def get_weights(self) -> list[np.ndarray]:
+        """The variables' values as numpy arrays, in ``weights`` order."""
+        return [v.numpy() for v in self.weights]
+
+    def set_weights(self, weights: Iterable[Any]) -> None:
+        """Assigns ``weights`` (as ``get_weights`` gives them) to the variables."""
+        weights = list(weights)
+        mine = self.weights
+        if len(weights) != len(mine):
+            raise ValueError(
+                f"You called `set_weights(weights)` on model {self.name} with {len(weights)} arrays, "
+                f"but the model has {len(mine)} variables"
+            )
+        for v, w in zip(mine, weights):
+            w = np.asarray(w)
+            if tuple(w.shape) != tuple(v.shape):
+                raise ValueError(f"Weight {v.name} has shape {tuple(v.shape)}, received an array of shape {w.shape}")
+        for v, w in zip(mine, weights):
+            v.assign(convert_to_tensor(np.asarray(w), dtype=v.dtype))
+
+    def __call__(self, inputs: Any, *args: Any, **kwargs: Any) -> Any:
+        # Keras passes `training` only to a `call` that takes it.
+        if "training" in kwargs and not _takes(self.call, "training"):
+            del kwargs["training"]
+        return super().__call__(inputs, *args, **kwargs)
+
+    def build(self, input_shape: Any = None) -> None:
+        """Builds the model for inputs of ``input_shape`` (the batch dimension may be
+        ``None``) by calling it once on zeros, as Keras' ``build`` does."""
+        if input_shape is not None and type(self).build is Model.build and not self.built:
+            self.built = True
+            self.call(zeros([1 if d is None else d for d in input_shape]))
+        self.built = True
+
+    def count_params(self) -> int:
+        return int(sum(math.prod(tuple(v.shape)) for v in self.variables))
+
+    # -- summary --------------------------------------------------------------
+
+    def _summary_rows(self) -> list[tuple[str, str, int]]:
+        rows = []
+        for layer in self.layers:
+            n = int(sum(math.prod(tuple(v.shape)) for v in _layer_variables(layer)))
+            shape = getattr(layer, "_gt_output_shape", None)
+            rows.append((f"{layer.name} ({type(layer).__name__})", "?" if shape is None else str(shape), n))
+        return rows
+
+    def summary(self, print_fn: Any = None, line_length: int | None = None, **kwargs: Any) -> None:
+        """Prints a table of the layers, their output shapes and parameter counts.
+        TF equivalent: ``tf.keras.Model.summary``."""
+        self._gt_fill_output_shapes()
+        emit = print_fn or print
+        width = line_length or 80
+        cols = (int(width * 0.45), int(width * 0.33))
+        lines = [f'Model: "{self.name}"', "-" * width]
+        lines.append(f"{'Layer (type)':<{cols[0]}}{'Output Shape':<{cols[1]}}{'Param #':>{width - sum(cols)}}")
+        lines.append("=" * width)
+        for name, shape, n in self._summary_rows():
+            lines.append(f"{name:<{cols[0]}}{shape:<{cols[1]}}{n:>{width - sum(cols)}}")
+        lines.append("=" * width)
+        total = sum(math.prod(tuple(v.shape)) for v in self.variables)
+        trainable = sum(math.prod(tuple(v.shape)) for v in self.trainable_variables)
+        size = sum(math.prod(tuple(v.shape)) * v.dtype.size for v in self.variables)
+        lines.append(f" Total params: {total} ({_bytes(size)})")
+        lines.append(f" Trainable params: {trainable}")
+        lines.append(f" Non-trainable params: {total - trainable}")
+        emit("\n".join(lines))
+
+    def _gt_fill_output_shapes(self) -> None:
+        pass
+
+    # -- compile / fit / evaluate / predict -----------------------------------
+
+    def compile(
+        self,
+        optimizer: Any = "rmsprop",
+        loss: Any = None,
+        metrics: Any = None,
+        loss_weights: Any = None,
+        weighted_metrics: Any = None,
+        run_eagerly: bool = False,
+        steps_per_execution: int = 1,
+        jit_compile: Any = "auto",
+        **kwargs: Any,
+    ) -> None:
+        """Sets the optimizer, the loss and the metrics ``fit`` and ``evaluate`` use.
+        TF equivalent: ``tf.keras.Model.compile``."""
+        from .. import optimizers
+
+        self.optimizer = optimizers.get(optimizer)
+        if loss is None:
+            raise ValueError("compile() needs a `loss` (gradtape models have no `add_loss` losses)")
+        if isinstance(metrics, dict):
+            raise ValueError("Per-output metrics (a dict) are not supported; pass a list")
+        self._gt_compiled = {
+            "loss": _losses.get(loss),
+            "metric_ids": list(metrics or []),
+            "metrics": None,  # resolved on the first batch ("accuracy" depends on shapes)
+            "run_eagerly": bool(run_eagerly),
+            "train_fn": None,
+            "test_fn": None,
+        }
+        self._loss_tracker = _metrics.Mean(name="loss")
+
+    @property
+    def metrics(self) -> list[Any]:
+        """The loss tracker and the compiled metrics (after the first batch)."""
+        if self._gt_compiled is None:
+            return []
+        return [self._loss_tracker, *(self._gt_compiled["metrics"] or [])]
+
+    @property
+    def metrics_names(self) -> list[str]:
+        return [m.name for m in self.metrics]
+
+    def _resolve_metrics(self, y: Any, y_pred: Any) -> list[Any]:
+        c = self._gt_compiled
+        assert c is not None
+        if c["metrics"] is None:
+            out = []
+            for ident in c["metric_ids"]:
+                m: Any
+                if ident in ("accuracy", "acc"):
+                    pred_shape, true_shape = tuple(y_pred.shape), tuple(np.shape(y))
+                    if pred_shape[-1:] == (1,):
+                        m = _metrics.BinaryAccuracy(name=ident)
+                    elif len(true_shape) < len(pred_shape) or (true_shape[-1:] == (1,) and pred_shape[-1] > 1):
+                        m = _metrics.SparseCategoricalAccuracy(name=ident)
+                    else:
+                        m = _metrics.CategoricalAccuracy(name=ident)
+                elif isinstance(ident, str):
+                    m = _metrics.get(ident)
+                    m.name = ident
+                else:
+                    m = _metrics.get(ident)
+                out.append(m)
+            c["metrics"] = out
+        return c["metrics"]
+
+    def _require_compiled(self) -> dict[str, Any]:
+        if self._gt_compiled is None:
+            raise RuntimeError("You must call `compile()` before using the model for training or evaluation.")
+        return self._gt_compiled
+
+    def _compute_loss(self, y: Any, y_pred: Any, sample_weight: Any = None) -> Any:
+        loss_fn = self._gt_compiled["loss"]  # type: ignore[index]
+        if isinstance(loss_fn, _losses.Loss):
+            return loss_fn(y, y_pred, sample_weight)
+        values = loss_fn(y, y_pred)
+        return _losses._reduce(values, sample_weight, "sum_over_batch_size")
+
+    def train_step(self, x: Any, y: Any) -> None:
+        """One optimizer step on a batch, and the loss and metric updates."""
+        from .._tape import GradientTape
+
+        with GradientTape() as tape:
+            y_pred = self(x, training=True)
+            loss = self._compute_loss(y, y_pred)
+        variables = self.trainable_variables
+        grads = tape.gradient(loss, variables)
+        self.optimizer.apply_gradients(zip(grads, variables))
+        self._update_metrics(x, y, y_pred, loss)
+
+    def test_step(self, x: Any, y: Any) -> None:
+        """The loss and metric updates of a batch, without training."""
+        y_pred = self(x, training=False)
+        loss = self._compute_loss(y, y_pred)
+        self._update_metrics(x, y, y_pred, loss)
+
+    def _update_metrics(self, x: Any, y: Any, y_pred: Any, loss: Any) -> None:
+        batch = x.shape[0] if not isinstance(x, (list, tuple)) else x[0].shape[0]
+        self._loss_tracker.update_state(loss, sample_weight=float(batch))
+        for m in self._gt_compiled["metrics"]:  # type: ignore[index]
+            m.update_state(y, y_pred)
+
+    def _step_fn(self, kind: str) -> Any:
+        c = self._gt_compiled
+        assert c is not None
+        key = f"{kind}_fn"
+        if c[key] is None:
+            step = self.train_step if kind == "train" else self.test_step
+            if c["run_eagerly"]:
+                c[key] = step
+            else:
+                from .._function import function
+
+                c[key] = function(step, autograph=False)
+        return c[key]
+
+    def _logs(self) -> dict[str, float]:
+        logs = {}
+        for m in self._gt_compiled["metrics"] or []:  # type: ignore[index]
+            logs[m.name] = float(m.result())
+        logs["loss"] = float(self._loss_tracker.result())
+        return logs
+
+    def _reset_metrics(self) -> None:
+        for m in self.metrics:
+            m.reset_state()
+
+    def reset_metrics(self) -> None:
+        self._reset_metrics()
+
+    def fit(
+        self,
+        x: Any = None,
+        y: Any = None,
+        batch_size: int | None = None,
+        epochs: int = 1,
+        verbose: Any = "auto",
+        callbacks: Any = None,
+        validation_split: float = 0.0,
+        validation_data: Any = None,
+        shuffle: bool = True,
+        initial_epoch: int = 0,
+        steps_per_epoch: int | None = None,
+        validation_batch_size: int | None = None,
+        **kwargs: Any,
+    ) -> History:
+        """Trains for ``epochs`` passes over ``(x, y)`` (numpy arrays, tensors or a
+        ``gt.data.Dataset`` of ``(x, y)`` batches), printing a Keras-style line per
+        epoch. Returns a ``History``. TF equivalent: ``tf.keras.Model.fit``."""
+        if kwargs:
+            raise TypeError(f"fit() got an unexpected keyword argument {sorted(kwargs)[0]!r}")
+        if callbacks:
+            raise ValueError("fit() callbacks are not supported by gradtape (write the loop with a GradientTape)")
+        self._require_compiled()
+        verbose = 1 if verbose == "auto" else int(verbose)
+        data = _Data(x, y, batch_size, shuffle)
+        if validation_split and validation_data is None:
+            data, val = data.split(validation_split)
+            validation_data = val
+        history = History()
+        history.model = self
+        train = None
+        for epoch in range(initial_epoch, epochs):
+            self._reset_metrics()
+            if verbose:
+                print(f"Epoch {epoch + 1}/{epochs}")
+            start = time.perf_counter()
+            steps = 0
+            for bx, by in data.batches(steps_per_epoch):
+                bx, by = _tensor(bx), _tensor(by)
+                if self._gt_compiled["metrics"] is None:  # type: ignore[index]
+                    self._resolve_metrics(by, self(bx, training=False))
+                if train is None:
+                    train = self._step_fn("train")
+                train(bx, by)
+                steps += 1
+            logs = self._logs()
+            if validation_data is not None:
+                val_logs = self.evaluate(
+                    *_val_pair(validation_data),
+                    batch_size=validation_batch_size or data.batch_size or None,
+                    verbose=0,
+                    return_dict=True,
+                )
+                logs.update({f"val_{k}": v for k, v in val_logs.items()})
+            elapsed = time.perf_counter() - start
+            if verbose:
+                print(_progress_line(steps, elapsed, logs, verbose))
+            history.epoch.append(epoch)
+            for k, v in logs.items():
+                history.history.setdefault(k, []).append(v)
+            if self.stop_training:
+                break
+        self.history = history
+        return history
+
+    def evaluate(
+        self,
+        x: Any = None,
+        y: Any = None,
+        batch_size: int | None = None,
+        verbose: Any = "auto",
+        steps: int | None = None,
+        return_dict: bool = False,
+        **kwargs: Any,
+    ) -> Any:
+        """The loss and metrics over ``(x, y)``: a float (no metrics), a list
+        ``[loss, *metrics]``, or a dict with ``return_dict=True``.
+        TF equivalent: ``tf.keras.Model.evaluate``."""
+        if kwargs:
+            raise TypeError(f"evaluate() got an unexpected keyword argument {sorted(kwargs)[0]!r}")
+        self._require_compiled()
+        verbose = 1 if verbose == "auto" else int(verbose)
+        data = _Data(x, y, batch_size, shuffle=False)
+        self._reset_metrics()
+        start = time.perf_counter()
+        n = 0
+        test = None
+        for bx, by in data.batches(steps):
+            bx, by = _tensor(bx), _tensor(by)
+            if self._gt_compiled["metrics"] is None:  # type: ignore[index]
+                self._resolve_metrics(by, self(bx, training=False))
+            if test is None:
+                test = self._step_fn("test")
+            test(bx, by)
+            n += 1
+        logs = self._logs()
+        if verbose:
+            print(_progress_line(n, time.perf_counter() - start, logs, verbose))
+        if return_dict:
+            return logs
+        ordered = [logs["loss"], *(logs[m.name] for m in self._gt_compiled["metrics"] or [])]  # type: ignore[index]
+        return ordered[0] if len(ordered) == 1 else ordered
+
+    def predict(
+        self, x: Any, batch_size: int | None = None, verbose: Any = "auto", steps: int | None = None, **kwargs: Any
+    ) -> np.ndarray:
+        """The model's outputs on ``x``, batch by batch, as one numpy array.
+        TF equivalent: ``tf.keras.Model.predict``."""
+        if kwargs:
+            raise TypeError(f"predict() got an unexpected keyword argument {sorted(kwargs)[0]!r}")
+        verbose = 1 if verbose == "auto" else int(verbose)
+        data = _Data(x, None, batch_size, shuffle=False)
+        outs = []
+        start = time.perf_counter()
+        n = 0
+        for bx, _ in data.batches(steps):
+            outs.append(np.asarray(self(_tensor(bx), training=False).numpy()))
+            n += 1
+        if verbose:
+            print(_progress_line(n, time.perf_counter() - start, {}, verbose))
+        if not outs:
+            raise ValueError("Unexpected result of `predict_function` (Empty batch_outputs).")
+        return np.concatenate(outs, axis=0)
+
+    def predict_on_batch(self, x: Any) -> np.ndarray:
+        return np.asarray(self(_tensor(x), training=False).numpy())
+
+    def train_on_batch(self, x: Any, y: Any, return_dict: bool = False) -> Any:
+        self._require_compiled()
+        bx, by = _tensor(x), _tensor(y)
+        if self._gt_compiled["metrics"] is None:  # type: ignore[index]
+            self._resolve_metrics(by, self(bx, training=False))
+        self._reset_metrics()
+        self._step_fn("train")(bx, by)
+        logs = self._logs()
+        if return_dict:
+            return logs
+        ordered = [logs["loss"], *(logs[m.name] for m in self._gt_compiled["metrics"] or [])]  # type: ignore[index]
+        return ordered[0] if len(ordered) == 1 else ordered
+
+
+def _set_output_shape(layer: Layer, shape: Any) -> None:
+    """Notes a layer's output shape for ``summary()``."""
+    layer.__dict__["_gt_output_shape"] = shape
+
+
+def _takes(fn: Any, name: str) -> bool:
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return True
+    return name in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+
+
+def _layer_variables(layer: Layer) -> list[Variable]:
+    if isinstance(layer, (Model, _LayersSequential)):
+        return layer.variables
+    return _all_variables(layer, set())
+
+
+def _bytes(n: int) -> str:
+    for unit in ("B", "KB", "MB", "GB"):
+        if n < 1024 or unit == "GB":
+            return f"{n:.2f} {unit}"
+        n /= 1024  # type: ignore[assignment]
+    return f"{n:.2f} GB"
+
+
+def _fmt(v: float) -> str:
+    return f"{v:.4f}" if abs(v) > 1e-3 or v == 0 else f"{v:.4e}"
+
+
+def _progress_line(steps: int, elapsed: float, logs: dict[str, float], verbose: int) -> str:
+    per_step = elapsed / max(steps, 1)
+    if per_step >= 1:
+        per = f"{per_step:.0f}s/step"
+    elif per_step >= 1e-3:
+        per = f"{per_step * 1e3:.0f}ms/step"
+    else:
+        per = f"{per_step * 1e6:.0f}us/step"
+    metrics = "".join(f" - {k}: {_fmt(v)}" for k, v in logs.items())
+    if verbose == 2:
+        return f"{steps}/{steps} - {elapsed:.0f}s - {per}{metrics}"
+    return f"{steps}/{steps} {'━' * 20} {elapsed:.0f}s {per}{metrics}"
+
+
+def _tensor(x: Any) -> Any:
+    if x is None or isinstance(x, Tensor):
+        return x
+    if isinstance(x, (list, tuple)):
+        return type(x)(_tensor(e) for e in x)
+    if isinstance(x, Variable):
+        return x.read_value()
+    arr = np.asarray(x)
+    if arr.dtype == np.float64:
+        arr = arr.astype(np.float32)  # Keras' floatx for numpy data
+    return convert_to_tensor(arr)
+
+
+def _val_pair(validation_data: Any) -> tuple[Any, Any]:
+    if isinstance(validation_data, tuple):
+        if len(validation_data) == 3:
+            raise ValueError("validation_data with sample weights is not supported")
+        return validation_data[0], validation_data[1]
+    return validation_data, None
+
+
+class _Data:
+    """Batches of numpy data (shuffled per epoch when asked) or a ``gt.data.Dataset``."""
+
+    def __init__(self, x: Any, y: Any, batch_size: int | None, shuffle: bool) -> None:
+        self.dataset: Any = None
+        self.batch_size: int = 0  # 0: batched by the dataset
+        if hasattr(x, "_gt_dataset"):
+            if y is not None:
+                raise ValueError("`y` argument is not supported when using a dataset as input.")
+            if batch_size is not None:
+                raise ValueError("`batch_size` is not supported when the input is a dataset (it is batched already)")
+            self.dataset = x
+            return
+        if x is None:
+            raise ValueError("fit/evaluate/predict need `x`")
+        self.x = _to_numpy(x)
+        self.y = None if y is None else _to_numpy(y)
+        n = _length(self.x)
+        if self.y is not None and _length(self.y) != n:
+            raise ValueError(f"Data cardinality is ambiguous: x has {n} samples, y has {_length(self.y)}")
+        self.n = n
+        self.batch_size = 32 if batch_size is None else int(batch_size)
+        if self.batch_size <= 0:
+            raise ValueError(f"`batch_size` must be positive, got {batch_size}")
+        self.shuffle = shuffle
+
+    def split(self, fraction: float) -> tuple[_Data, tuple[Any, Any]]:
+        if self.dataset is not None:
+            raise ValueError("`validation_split` is only supported for numpy arrays and tensors")
+        cut = int(self.n * (1.0 - fraction))
+        val = (_take(self.x, slice(cut, None)), None if self.y is None else _take(self.y, slice(cut, None)))
+        self.x = _take(self.x, slice(0, cut))
+        self.y = None if self.y is None else _take(self.y, slice(0, cut))
+        self.n = cut
+        return self, val
+
+    def batches(self, steps: int | None) -> Iterable[tuple[Any, Any]]:
+        if self.dataset is not None:
+            for i, item in enumerate(self.dataset):
+                if steps is not None and i >= steps:
+                    return
+                if isinstance(item, (tuple, list)) and len(item) >= 2:
+                    yield item[0], item[1]
+                else:
+                    yield item, None
+            return
+        order = np.random.permutation(self.n) if self.shuffle else np.arange(self.n)
+        count = math.ceil(self.n / self.batch_size)
+        if steps is not None:
+            count = min(count, steps)
+        for i in range(count):
+            idx = order[i * self.batch_size : (i + 1) * self.batch_size]
+            yield _take(self.x, idx), None if self.y is None else _take(self.y, idx)
+
+
+def _to_numpy(x: Any) -> Any:
+    if isinstance(x, (list, tuple)) and x and not np.isscalar(x[0]) and hasattr(x[0], "shape"):
+        return type(x)(_to_numpy(e) for e in x)
+    if isinstance(x, (Tensor, Variable)):
+        return x.numpy()
+    return np.asarray(x)
+
+
+def _length(x: Any) -> int:
+    if isinstance(x, (list, tuple)):
+        return _length(x[0])
+    if np.ndim(x) == 0:
+        raise ValueError("Training data must have a batch dimension")
+    return int(np.shape(x)[0])
+
+
+def _take(x: Any, idx: Any) -> Any:
+    if isinstance(x, (list, tuple)):
+        return type(x)(_take(e, idx) for e in x)
+    return x[idx]
+
+
+# --- Functional ------------------------------------------------------------
+
+
+class Functional(Model):
+    """A model built from ``Input`` to outputs (``Model(inputs, outputs)``)."""
+
+    def __init__(
+        self, inputs: Any = None, outputs: Any = None, name: str | None = None, trainable: bool = True, **kwargs: Any
+    ) -> None:
+        super().__init__(name=name, trainable=trainable, **kwargs)
+        for t in _flatten(inputs) + _flatten(outputs):
+            if not isinstance(t, KerasTensor):
+                raise TypeError(f"Model(inputs, outputs) expects keras.Input tensors and layer outputs, got {t!r}")
+        for t in _flatten(inputs):
+            if t._node is not None:
+                raise ValueError("Model inputs must come from `keras.Input`, not from a layer's output")
+        self._gt_inputs = inputs
+        self._gt_outputs = outputs
+        self._gt_layers = _graph_layers(outputs)
+        for layer in self._gt_layers:
+            _set_output_shape(layer, None)
+        self.built = True
+
+    @property
+    def layers(self) -> list[Layer]:
+        return list(self._gt_layers)
+
+    @property
+    def inputs(self) -> list[KerasTensor]:
+        return _flatten(self._gt_inputs)
+
+    @property
+    def outputs(self) -> list[KerasTensor]:
+        return _flatten(self._gt_outputs)
+
+    @property
+    def variables(self) -> list[Variable]:
+        seen: set[int] = set()
+        out = []
+        for layer in self._gt_layers:
+            for v in _layer_variables(layer):
+                if id(v) not in seen:
+                    seen.add(id(v))
+                    out.append(v)
+        return out
+
+    weights = variables
+
+    def _trainable_walk(self) -> list[Variable]:
+        out: list[Variable] = []
+        for layer in self._gt_layers:
+            if layer.trainable:
+                out.extend(v for v in _layer_variables(layer) if v.trainable)
+        return out
+
+    def _gt_fill_output_shapes(self) -> None:
+        def visit(t: Any) -> None:
+            if isinstance(t, (list, tuple)):
+                for e in t:
+                    visit(e)
+            elif isinstance(t, KerasTensor) and t._node is not None:
+                _set_output_shape(t._node[0], t.shape)
+                visit(t._node[1])
+
+        visit(self._gt_outputs)
+
+    def call(self, inputs: Any, training: Any = None, mask: Any = None, **kwargs: Any) -> Any:
+        given = _flatten(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
+        expected = _flatten(self._gt_inputs)
+        if len(given) != len(expected):
+            raise ValueError(f"Model {self.name} expects {len(expected)} input(s), got {len(given)}")
+        values: dict[int, Any] = {}
+        for k, v in zip(expected, given):
+            v = convert_to_tensor(v)
+            if v.dtype.name != getattr(k.dtype, "name", k.dtype) and not v.dtype.is_floating:
+                from .._gradtape import cast
+
+                v = cast(v, k.dtype)
+            values[id(k)] = v
+
+        def run(t: Any) -> Any:
+            if isinstance(t, (list, tuple)):
+                return type(t)(run(e) for e in t)
+            if not isinstance(t, KerasTensor):
+                return t
+            if id(t) in values:
+                return values[id(t)]
+            layer, layer_in, args, kwargs = t._node
+            x = run(layer_in)
+            if training is not None and "training" not in kwargs and _accepts_training(layer):
+                kwargs = {**kwargs, "training": training}
+            out = layer(x, *args, **kwargs)
+            values[id(t)] = out
+            return out
+
+        return run(self._gt_outputs)
+
+
+def _flatten(x: Any) -> list[Any]:
+    if isinstance(x, (list, tuple)):
+        return [e for item in x for e in _flatten(item)]
+    if isinstance(x, dict):
+        return [e for item in x.values() for e in _flatten(item)]
+    return [x]
+
+
+def _graph_layers(outputs: Any) -> list[Layer]:
+    """The layers from the inputs to ``outputs``, in call order, each once."""
+    order: list[Layer] = []
+    seen_t: set[int] = set()
+
+    def visit(t: Any) -> None:
+        if isinstance(t, (list, tuple)):
+            for e in t:
+                visit(e)
+            return
+        if not isinstance(t, KerasTensor) or t._node is None or id(t) in seen_t:
+            return
+        seen_t.add(id(t))
+        visit(t._node[1])
+        if all(layer is not t._node[0] for layer in order):
+            order.append(t._node[0])
+
+    visit(outputs)
+    return order
+
+
+# --- Sequential ---------------------------------------------------------------
+
+
+class Sequential(Model, _LayersSequential):
+    """A stack of layers with Keras' training loop. TF equivalent: ``tf.keras.Sequential``.
+
+    A first layer given ``input_shape=`` (or a leading ``keras.Input``) builds the
+    model at once, as Keras does.
+
+    >>> import gradtape as gt
+    >>> model = gt.keras.Sequential([gt.keras.layers.Dense(3, input_shape=(4,)), gt.keras.layers.Dense(1)])
+    >>> [tuple(v.shape) for v in model.trainable_variables]
+    [(4, 3), (3,), (3, 1), (1,)]
+    """
+
+    def __init__(self, layers: Iterable[Any] | None = None, name: str | None = None, trainable: bool = True) -> None:
+        Model.__init__(self, name=name, trainable=trainable)
+        self.layers = []
+        self._gt_input_shape: tuple | None = None
+        for layer in layers or []:
+            self.add(layer)
+
+    @property
+    def layers(self) -> list[Layer]:
+        return self._gt_seq_layers
+
+    @layers.setter
+    def layers(self, value: list[Layer]) -> None:
+        self._gt_seq_layers = list(value)
+
+    def add(self, layer: Any) -> None:
+        """Appends ``layer`` (a ``keras.Input`` first sets the input shape)."""
+        if isinstance(layer, KerasTensor):
+            if self._gt_seq_layers or self._gt_input_shape is not None:
+                raise ValueError("A keras.Input can only be the first element of a Sequential model")
+            self._gt_input_shape = layer.shape
+            self._gt_input_dtype = layer.dtype
+            return
+        if not isinstance(layer, Layer):
+            raise TypeError(f"Only instances of `keras.Layer` can be added to a Sequential model. Received: {layer!r}")
+        if not self._gt_seq_layers and self._gt_input_shape is None and layer._input_shape_arg is not None:
+            self._gt_input_shape = (None, *layer._input_shape_arg)
+        self._gt_seq_layers.append(layer)
+        if self._gt_input_shape is not None:
+            self._gt_build_from_shape()
+
+    def pop(self) -> Layer:
+        if not self._gt_seq_layers:
+            raise IndexError("There are no layers in the model.")
+        return self._gt_seq_layers.pop()
+
+    def _gt_build_from_shape(self) -> None:
+        shape = self._gt_input_shape
+        assert shape is not None
+        x = zeros([1 if d is None else d for d in shape], dtype=getattr(self, "_gt_input_dtype", "float32"))
+        for layer in self._gt_seq_layers:
+            x = layer(x)
+            _set_output_shape(layer, (None, *tuple(x.shape)[1:]))
+        self.built = True
+
+    def build(self, input_shape: Any = None) -> None:
+        if input_shape is not None and self._gt_input_shape is None:
+            self._gt_input_shape = (None, *tuple(input_shape)[1:])
+            self._gt_build_from_shape()
+        self.built = True
+
+    def call(self, inputs: Any, training: bool | None = None, **kwargs: Any) -> Any:
+        x = inputs
+        for layer in self._gt_seq_layers:
+            x = layer(x, training=training) if training is not None and _accepts_training(layer) else layer(x)
+            if getattr(layer, "_gt_output_shape", None) is None:
+                _set_output_shape(layer, (None, *tuple(x.shape)[1:]))
+        return x
+
+    @property
+    def variables(self) -> list[Variable]:
+        return _LayersSequential.variables.fget(self)  # type: ignore[attr-defined]
+
+    weights = variables
+
+    def _trainable_walk(self) -> list[Variable]:
+        return _LayersSequential.trainable_variables.fget(self)  # type: ignore[attr-defined]
