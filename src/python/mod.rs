@@ -4,6 +4,8 @@
 pub(crate) mod args;
 pub(crate) mod binding;
 mod callback;
+mod debugging;
+mod dlpack;
 pub(crate) mod convert;
 mod entry;
 pub(crate) mod errors;
@@ -75,6 +77,7 @@ fn _gradtape(m: &Bound<'_, PyModule>) -> PyResult<()> {
     expose::register(m)?;
     callback::register(m)?;
     experimental::register(m)?;
+    debugging::register(m)?;
     graph::register(m)?;
     m.add_function(wrap_pyfunction!(entry::_panic_for_test, m)?)?;
     Ok(())

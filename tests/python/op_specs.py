@@ -1376,6 +1376,8 @@ NOT_OPS = [
     "recompute_grad", "grad_pass_through", "get_static_value",
     # folds of a user function (test_backprop_tf.py: jacobians through foldl)
     "foldl", "foldr",
+    # DLPack import: a copy into a constant, no gradient of its own (test_dlpack.py)
+    "from_dlpack",
 ]
 
 # Ops whose TF kernels take real dtypes only (TF 2.21 raises InvalidArgumentError or
