@@ -212,7 +212,10 @@ mod tests {
         // A shape mismatch is an error, not a panic.
         let c = Tensor::from_vec(vec![1.0f64, 2.0], &[2])?;
         assert!((&a + &c).is_err());
-        let m = a.reshape(&[1, 3])?.matmul(&b.reshape(&[3, 1])?)?.add(&a.sum()?)?;
+        let m = a
+            .reshape(&[1, 3])?
+            .matmul(&b.reshape(&[3, 1])?)?
+            .add(&a.sum()?)?;
         assert_eq!(m.to_vec::<f64>()?, vec![38.0]);
         Ok(())
     }
@@ -231,7 +234,10 @@ mod tests {
         assert_eq!(g[0].as_ref().unwrap().to_vec::<f64>()?, vec![12.0]); // 2xv
         assert_eq!(g[1].as_ref().unwrap().to_vec::<f64>()?, vec![9.0]); // x^2
         assert_eq!(tape.gradient1(&y, &v)?.unwrap().to_vec::<f64>()?, vec![9.0]);
-        assert_eq!(tape.gradient1(&y, &x)?.unwrap().to_vec::<f64>()?, vec![12.0]);
+        assert_eq!(
+            tape.gradient1(&y, &x)?.unwrap().to_vec::<f64>()?,
+            vec![12.0]
+        );
         Ok(())
     }
 

@@ -273,8 +273,12 @@ class GradientTape(_native._Tape):
         ...     y = gt.stop_gradient(x) * 3.0
         >>> print(tape.gradient(y, x))
         None
-        >>> print(tape.explain(y, x))
-        No recorded op joins the target to the Variable 'Variable:0': the path between them is cut (stop_gradient, an integer dtype, numpy or Python values, stop_recording), or the target does not use the source. (Call gt.debugging.enable_explanations() before running the code to have the op and line named.)
+        >>> print(tape.explain(y, x))  # doctest: +NORMALIZE_WHITESPACE
+        The target was not recorded by this tape: no op that made it had an input the tape
+        knew. The path back to the source is cut: by stop_gradient, an integer dtype, values
+        that left gradtape (numpy arrays, Python floats), or ops run outside the tape's
+        `with` block or under stop_recording(). (Call gt.debugging.enable_explanations()
+        before running the code to have the op and line named.)
         """
         from . import debugging
 

@@ -15,8 +15,9 @@
 >>> x = gt.constant(3.0)
 >>> with gt.GradientTape() as tape:
 ...     y = x * x
->>> print(tape.explain(y, x))
-The source is a Tensor this tape never watched: a tape watches trainable Variables by itself, Tensors only through tape.watch(x), which must come before the ops that use it.
+>>> print(tape.explain(y, x))  # doctest: +NORMALIZE_WHITESPACE
+The source is a Tensor this tape never watched: a tape watches trainable Variables by
+itself, Tensors only through tape.watch(x), which must come before the ops that use it.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ import subprocess
 import sys
 import warnings
 from collections.abc import Iterator
-from typing import Any, NamedTuple, Optional
+from typing import Any, NamedTuple
 
 from . import _gradtape as _native
 
@@ -49,7 +50,7 @@ class NoneGradientWarning(UserWarning):
     ``enable_explanations()`` is on; the message says why."""
 
 
-def _caller_location() -> Optional[str]:
+def _caller_location() -> str | None:
     """``file:line`` of the innermost frame outside the gradtape package (its examples
     and demo count as user code); the engine's provenance hook calls this per op."""
     f: Any = sys._getframe(1)
@@ -93,13 +94,13 @@ def explanations() -> Iterator[None]:
 
 class _Origin(NamedTuple):
     op: str
-    location: Optional[str]
+    location: str | None
     inputs: list[int]
     dtype: str
     tapes: list[tuple[int, bool]]
 
 
-def _origin(tid: int) -> Optional[_Origin]:
+def _origin(tid: int) -> _Origin | None:
     o = _native._origin(tid)
     return None if o is None else _Origin(*o)
 
@@ -128,10 +129,10 @@ def _target_id(target: Any) -> int:
 _HINT = " (Call gt.debugging.enable_explanations() before running the code to have the op and line named.)"
 
 
-def _ancestry(tid: int, limit: int = 200_000) -> dict[int, Optional[tuple[int, _Origin]]]:
+def _ancestry(tid: int, limit: int = 200_000) -> dict[int, tuple[int, _Origin] | None]:
     """Breadth-first over the provenance record from ``tid``: each id seen maps to the
     (child id, child's origin) it was reached from (``None`` for ``tid``)."""
-    seen: dict[int, Optional[tuple[int, _Origin]]] = {tid: None}
+    seen: dict[int, tuple[int, _Origin] | None] = {tid: None}
     queue = collections.deque([tid])
     while queue and len(seen) < limit:
         i = queue.popleft()
@@ -145,7 +146,7 @@ def _ancestry(tid: int, limit: int = 200_000) -> dict[int, Optional[tuple[int, _
     return seen
 
 
-def _path(seen: dict[int, Optional[tuple[int, _Origin]]], sid: int) -> list[tuple[int, _Origin]]:
+def _path(seen: dict[int, tuple[int, _Origin] | None], sid: int) -> list[tuple[int, _Origin]]:
     """The ops from the source up to the target: (output id, its origin), source side first."""
     out = []
     step = seen.get(sid)
@@ -155,7 +156,7 @@ def _path(seen: dict[int, Optional[tuple[int, _Origin]]], sid: int) -> list[tupl
     return out
 
 
-def _on_tape_path(snap: dict[str, Any], tid: int, sid: int) -> Optional[list[str]]:
+def _on_tape_path(snap: dict[str, Any], tid: int, sid: int) -> list[str] | None:
     """Op types on a recorded path from source to target (differentiable slots only),
     or ``None`` when the recording has none."""
     produced = {}
@@ -164,14 +165,14 @@ def _on_tape_path(snap: dict[str, Any], tid: int, sid: int) -> Optional[list[str
             produced[out[0]] = k
     if tid == sid:
         return []
-    seen: dict[int, Optional[tuple[int, str]]] = {tid: None}
+    seen: dict[int, tuple[int, str] | None] = {tid: None}
     queue = collections.deque([tid])
     while queue:
         i = queue.popleft()
-        k = produced.get(i)
-        if k is None:
+        at = produced.get(i)
+        if at is None:
             continue
-        op, inputs = snap["nodes"][k][0], snap["nodes"][k][1]
+        op, inputs = snap["nodes"][at][0], snap["nodes"][at][1]
         for j, _shape, dtype in inputs:
             if dtype in _DIFFERENTIABLE and j not in seen:
                 seen[j] = (i, op)
@@ -186,7 +187,7 @@ def _on_tape_path(snap: dict[str, Any], tid: int, sid: int) -> Optional[list[str
     return None
 
 
-def _cut(path: list[tuple[int, _Origin]], key: int, produced: set[int], src_desc: str) -> Optional[str]:
+def _cut(path: list[tuple[int, _Origin]], key: int, produced: set[int], src_desc: str) -> str | None:
     """The first op on a provenance path (source side first) that this tape did not
     record, said in a sentence."""
     for out, o in path:
@@ -194,7 +195,10 @@ def _cut(path: list[tuple[int, _Origin]], key: int, produced: set[int], src_desc
             continue
         where = _where(o)
         if o.op == "StopGradient":
-            return f"The path from {src_desc} to the target is cut by stop_gradient ({where}): no gradient flows through it."
+            return (
+                f"The path from {src_desc} to the target is cut by stop_gradient ({where}): "
+                "no gradient flows through it."
+            )
         if o.dtype not in _DIFFERENTIABLE:
             return (
                 f"The path from {src_desc} to the target goes through an integer (non-differentiable) value: "
@@ -215,7 +219,7 @@ def _cut(path: list[tuple[int, _Origin]], key: int, produced: set[int], src_desc
     return None
 
 
-def explain(tape: Any, target: Any, source: Any, *, _snapshot: Optional[dict[str, Any]] = None) -> str:
+def explain(tape: Any, target: Any, source: Any, *, _snapshot: dict[str, Any] | None = None) -> str:
     """Why ``tape.gradient(target, source)`` is ``None`` (or, when it is not, the ops
     the gradient flows through), in a sentence or two. With ``enable_explanations()``
     on while the code ran, the sentence names the op and the line that cut the path."""
@@ -238,7 +242,10 @@ def explain(tape: Any, target: Any, source: Any, *, _snapshot: Optional[dict[str
         path = _path(seen, sid)
         users = [o for _, o in path if o.op != "ReadVariableOp"]
         if users:
-            via = f" Its value reaches the target through {_where(users[0])}, which passes no gradient to an {dtype} input."
+            via = (
+                f" Its value reaches the target through {_where(users[0])}, which passes no gradient "
+                f"to an {dtype} input."
+            )
         return (
             f"{desc[0].upper() + desc[1:]} is an {dtype} {kind}: gradients flow only through floating and complex "
             f"dtypes, so the tape never watches it and its gradient is None.{via} "
@@ -275,7 +282,10 @@ def explain(tape: Any, target: Any, source: Any, *, _snapshot: Optional[dict[str
                 if why:
                     return why
         if not source.trainable:
-            return f"{desc[0].upper() + desc[1:]} has trainable=False, so the tape does not watch it: call tape.watch() on it."
+            return (
+                f"{desc[0].upper() + desc[1:]} has trainable=False, so the tape does not watch it: "
+                "call tape.watch() on it."
+            )
         if not snap["watch_accessed_variables"]:
             return (
                 f"The tape was made with watch_accessed_variables=False and {desc} was never passed to "

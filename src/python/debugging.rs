@@ -21,7 +21,11 @@ fn locate() -> Option<String> {
                     .unbind())
             })
             .ok()?;
-        f.call0(py).ok()?.bind(py).extract::<Option<String>>().ok()?
+        f.call0(py)
+            .ok()?
+            .bind(py)
+            .extract::<Option<String>>()
+            .ok()?
     })
 }
 

@@ -169,5 +169,7 @@ pub(crate) fn deep_copy(t: &Tensor) -> Tensor {
             }
         };
     }
-    Tensor::new(own!(F16, F32, F64, I8, I16, I32, I64, U8, U16, U32, U64, Bool, C64, C128))
+    Tensor::new(own!(
+        F16, F32, F64, I8, I16, I32, I64, U8, U16, U32, U64, Bool, C64, C128
+    ))
 }

@@ -4,9 +4,9 @@
 pub(crate) mod args;
 pub(crate) mod binding;
 mod callback;
+pub(crate) mod convert;
 mod debugging;
 mod dlpack;
-pub(crate) mod convert;
 mod entry;
 pub(crate) mod errors;
 mod experimental;

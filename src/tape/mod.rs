@@ -25,7 +25,6 @@ pub use backward::{take_per_row_fallbacks, Source, UnconnectedGradients};
 pub use forward::{Accumulating, ForwardAccumulator};
 pub use stack::any_active;
 
-
 /// TF's error for a second `gradient` (or `jacobian`) on a non-persistent tape.
 pub(crate) const USED: &str =
     "A non-persistent GradientTape can only be used to compute one set of gradients (or jacobians)";

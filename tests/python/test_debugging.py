@@ -299,7 +299,7 @@ def test_a_tensor_saved_twice_counts_once():
     x = gt.constant([1.0, 2.0])
     with gt.GradientTape() as tape:
         tape.watch(x)
-        y = x * x  # saves x twice (both inputs)
+        x * x  # saves x twice (both inputs)
     info = tape.memory_info()
     assert info["by_op"]["Mul"]["saved_tensors"] == 2
     assert info["saved_tensors"] == 1 and info["bytes"] == 8
