@@ -253,4 +253,25 @@ mod tests {
         assert!(tape.gradient1(&y, &x)?.is_none());
         Ok(())
     }
+
+    #[test]
+    fn snapshot_reports_nodes_and_saved_bytes() -> crate::Result<()> {
+        let x = Tensor::from_vec(vec![1.0f32, 2.0, 3.0], &[3])?;
+        let tape = GradientTape::new();
+        let y = tape.record(|| {
+            tape.watch(&x);
+            x.exp()?.sum() // Exp saves its output (12 bytes), Sum nothing
+        })?;
+        let s = tape.snapshot();
+        let ops: Vec<&str> = s.nodes.iter().map(|n| n.op).collect();
+        assert_eq!(ops, ["Exp", "Sum"]);
+        assert_eq!(s.saved_bytes(), 12);
+        assert_eq!(s.watched, vec![x.id()]);
+        assert!(!s.used && s.recording && !s.persistent);
+        assert_eq!(s.nodes[1].outputs[0].id, y.id());
+        tape.gradient1(&y, &x)?;
+        let s = tape.snapshot();
+        assert!(s.used && s.nodes.is_empty());
+        Ok(())
+    }
 }
