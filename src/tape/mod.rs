@@ -170,15 +170,18 @@ impl TapeSnapshot {
 
 /// Records operations for automatic differentiation. TF equivalent: `tf.GradientTape`.
 ///
+/// [`record`](GradientTape::record) runs a closure with the tape recording (TF's `with`
+/// block); [`enter`](GradientTape::enter) is the guard form, recording until the guard
+/// drops (`let _recording = tape.enter();` — not `let _ = ...`, which drops it at once).
+///
 /// ```
 /// use gradtape::{ops, GradientTape, Tensor};
 /// let x = Tensor::scalar(3.0f32);
 /// let tape = GradientTape::new();
-/// let y = {
-///     let _rec = tape.enter();
+/// let y = tape.record(|| {
 ///     tape.watch(&x);
 ///     ops::mul(&x, &x).unwrap()
-/// };
+/// });
 /// let dy_dx = tape.gradient1(&y, &x).unwrap().unwrap();
 /// assert_eq!(dy_dx.to_vec::<f32>().unwrap(), vec![6.0]);
 /// ```
