@@ -5,17 +5,16 @@
 //! cargo run --example first_gradient
 //! ```
 
-use gradtape::{ops, GradientTape, Tensor};
+use gradtape::{GradientTape, Tensor};
 
 fn main() -> gradtape::Result<()> {
     let x = Tensor::scalar(3.0f32);
     let g = GradientTape::new();
-    let y = {
-        // Operations are recorded while the guard returned by `enter` lives.
-        let _recording = g.enter();
+    // Operations are recorded while the closure runs (TF's `with` block).
+    let y = g.record(|| {
         g.watch(&x);
-        ops::mul(&x, &x)?
-    };
+        &x * &x
+    })?;
     // `None` would mean "y does not depend on x".
     let dy_dx = g.gradient1(&y, &x)?.expect("y depends on x");
     let v = dy_dx.to_vec::<f32>()?[0];

@@ -12,6 +12,8 @@ fn main() -> gradtape::Result<()> {
     let x = Tensor::scalar(3.0f32);
     let g = GradientTape::persistent();
     let (y, z) = {
+        // The guard form of `record`: the tape records while `_recording` lives. Bind it
+        // to a name; `let _ = g.enter();` would drop the guard at once and record nothing.
         let _recording = g.enter();
         g.watch(&x);
         let y = ops::mul(&x, &x)?;

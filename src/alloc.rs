@@ -255,6 +255,16 @@ pub fn cache_limit() -> usize {
     LIMIT.load(Ordering::Relaxed)
 }
 
+/// Bytes handed out through [`CachingAllocator`] and not yet freed.
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+
+/// Bytes allocated through [`CachingAllocator`] and not freed yet (tensors and every
+/// other allocation of the program; 0 unless it is the global allocator, as in the
+/// Python extension). Blocks kept by the cache are not counted: see [`cached_bytes`].
+pub fn live_bytes() -> usize {
+    LIVE.load(Ordering::Relaxed)
+}
+
 /// Bytes the cache holds right now (freed blocks kept for reuse).
 pub fn cached_bytes() -> usize {
     CACHE.lock().bytes
@@ -319,8 +329,12 @@ pub struct CachingAllocator;
 // and alignment (cached blocks are `System` blocks of `ALIGN` alignment whose usable
 // size is at least the request); every block is returned to `System` exactly once, or
 // kept in the cache, where nothing else can reach it.
-unsafe impl GlobalAlloc for CachingAllocator {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+impl CachingAllocator {
+    /// [`GlobalAlloc::alloc`] without the [`live_bytes`] count.
+    ///
+    /// # Safety
+    /// `GlobalAlloc::alloc`'s contract.
+    unsafe fn alloc_uncounted(&self, layout: Layout) -> *mut u8 {
         if cacheable(&layout) {
             if let Some(p) = CACHE.lock().take(layout.size()) {
                 return p;
@@ -335,7 +349,11 @@ unsafe impl GlobalAlloc for CachingAllocator {
         unsafe { System.alloc(layout) }
     }
 
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+    /// [`GlobalAlloc::dealloc`] without the [`live_bytes`] count.
+    ///
+    /// # Safety
+    /// `GlobalAlloc::dealloc`'s contract.
+    unsafe fn dealloc_uncounted(&self, ptr: *mut u8, layout: Layout) {
         if cacheable(&layout) {
             let mut evicted = Evicted::new();
             let kept = CACHE.lock().put(ptr, layout.size(), bound(), &mut evicted);
@@ -351,6 +369,23 @@ unsafe impl GlobalAlloc for CachingAllocator {
         // SAFETY: forwarded unchanged.
         unsafe { System.dealloc(ptr, layout) }
     }
+}
+
+unsafe impl GlobalAlloc for CachingAllocator {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: the caller's contract, forwarded.
+        let p = unsafe { self.alloc_uncounted(layout) };
+        if !p.is_null() {
+            LIVE.fetch_add(layout.size(), Ordering::Relaxed);
+        }
+        p
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
+        // SAFETY: the caller's contract, forwarded.
+        unsafe { self.dealloc_uncounted(ptr, layout) }
+    }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         if cacheable(&layout) {
@@ -365,7 +400,11 @@ unsafe impl GlobalAlloc for CachingAllocator {
             return p;
         }
         // SAFETY: forwarded unchanged.
-        unsafe { System.alloc_zeroed(layout) }
+        let p = unsafe { System.alloc_zeroed(layout) };
+        if !p.is_null() {
+            LIVE.fetch_add(layout.size(), Ordering::Relaxed);
+        }
+        p
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
@@ -373,7 +412,12 @@ unsafe impl GlobalAlloc for CachingAllocator {
         let new = unsafe { Layout::from_size_align_unchecked(new_size, layout.align()) };
         if !cacheable(&layout) && !cacheable(&new) {
             // SAFETY: forwarded unchanged.
-            return unsafe { System.realloc(ptr, layout, new_size) };
+            let p = unsafe { System.realloc(ptr, layout, new_size) };
+            if !p.is_null() {
+                LIVE.fetch_add(new_size, Ordering::Relaxed);
+                LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
+            }
+            return p;
         }
         // Moving into or out of the cache's blocks: allocate, copy, free.
         // SAFETY: the usual realloc contract, through this allocator's alloc/dealloc.

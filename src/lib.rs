@@ -81,6 +81,7 @@
 mod macros;
 
 pub mod alloc;
+mod api;
 pub mod broadcast;
 pub mod custom;
 pub mod dtype;

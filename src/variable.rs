@@ -131,6 +131,9 @@ impl Variable {
     /// watches this variable records the read. TF equivalent: `v.read_value()`.
     pub fn read(&self) -> Tensor {
         let t = self.lock_read().fresh();
+        if crate::tape::provenance::enabled() {
+            crate::tape::provenance::note("ReadVariableOp", &[self.id()], &[&t]);
+        }
         crate::graph::on_variable_read(self, &t);
         stack::note_read(self);
         if stack::any_active() {

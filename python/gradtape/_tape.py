@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import enum
+import logging
 import warnings
 from collections.abc import Iterator, Mapping
 from typing import Any, TypeVar, Union, overload
@@ -20,6 +21,16 @@ from . import _nest
 from ._indexed_slices import _densify, _from_native
 
 _Source = Union[_native.Tensor, _native.Variable]
+_logger = logging.getLogger("gradtape")
+_warned_persistent_inside = False
+
+# TF's words (backprop.py), logged once per process as TF does.
+_PERSISTENT_INSIDE = (
+    "Calling GradientTape.gradient on a persistent tape inside its context is significantly less efficient "
+    "than calling it outside the context (it causes the gradient ops to be recorded on the tape, leading to "
+    "increased CPU and memory usage). Only call GradientTape.gradient inside the context if you actually want "
+    "to trace the gradient in order to compute higher order derivatives."
+)
 _K = TypeVar("_K")
 
 
@@ -236,7 +247,73 @@ class GradientTape(_native._Tape):
         >>> print(t.gradient(loss, {"w": w})["w"])
         gt.Tensor([2. 4.], shape=(2,), dtype=float32)
         """
+        global _warned_persistent_inside
+        if not _warned_persistent_inside and self.persistent and self._active:
+            _warned_persistent_inside = True
+            _logger.warning(_PERSISTENT_INSIDE)
         og = None if output_gradients is None else _nest.flatten(output_gradients)
-        targets = [_densify(t) for t in _nest.flatten(target)]
-        flat = self._gradient(targets, _nest.flatten(sources), og, unconnected_gradients, True)
+        flat_targets = [_densify(t) for t in _nest.flatten(target)]
+        flat_sources = _nest.flatten(sources)
+        if _native._explanations_enabled():
+            snap = self._snapshot()
+            flat = self._gradient(flat_targets, flat_sources, og, unconnected_gradients, True)
+            from . import debugging
+
+            debugging._warn_none(self, snap, flat_targets, flat_sources, flat)
+        else:
+            flat = self._gradient(flat_targets, flat_sources, og, unconnected_gradients, True)
         return _nest.pack_sequence_as(sources, [_from_native(g) for g in flat])
+
+    def explain(self, target: Any, source: Any) -> str:
+        """Why ``self.gradient(target, source)`` is ``None``, in a sentence: the source
+        never watched, a Variable replaced by a Tensor, a path through numpy or Python
+        floats, an integer dtype, ``stop_gradient`` or ``stop_recording`` on the way,
+        the target computed outside the tape, the non-persistent tape already used.
+        With ``gt.debugging.enable_explanations()`` on while the code ran, it names the
+        op and the line that cut the path. (When the gradient is not ``None``, it
+        lists the recorded ops it flows through.) Not in TF.
+
+        >>> import gradtape as gt
+        >>> x = gt.Variable(2.0)
+        >>> with gt.GradientTape(persistent=True) as tape:
+        ...     y = gt.stop_gradient(x) * 3.0
+        >>> print(tape.gradient(y, x))
+        None
+        >>> print(tape.explain(y, x))  # doctest: +NORMALIZE_WHITESPACE
+        The target was not recorded by this tape: no op that made it had an input the tape
+        knew. The path back to the source is cut: by stop_gradient, an integer dtype, values
+        that left gradtape (numpy arrays, Python floats), or ops run outside the tape's
+        `with` block or under stop_recording(). (Call gt.debugging.enable_explanations()
+        before running the code to have the op and line named.)
+        """
+        from . import debugging
+
+        return debugging.explain(self, target, source)
+
+    def memory_info(self) -> dict[str, Any]:
+        """What the tape holds for its backward pass: ``nodes`` (recorded ops),
+        ``saved_tensors`` and ``bytes`` (distinct tensors the gradient rules saved, and
+        their size), and ``by_op``: the same per op type, largest first. Not in TF.
+
+        >>> import gradtape as gt
+        >>> x = gt.constant([1.0, 2.0, 3.0])
+        >>> with gt.GradientTape() as tape:
+        ...     tape.watch(x)
+        ...     y = gt.reduce_sum(gt.exp(x))
+        >>> info = tape.memory_info()
+        >>> info["nodes"], info["saved_tensors"], info["bytes"]
+        (2, 1, 12)
+        >>> info["by_op"]["Exp"]
+        {'nodes': 1, 'saved_tensors': 1, 'bytes': 12}
+        """
+        from . import debugging
+
+        return debugging._tape_memory_info(self)
+
+    def to_dot(self) -> str:
+        """The recording in Graphviz's dot language: ops, the shapes and dtypes of
+        their tensors, and what each op saved for the backward pass
+        (``gt.debugging.plot_tape`` draws it). Not in TF."""
+        from . import debugging
+
+        return debugging.to_dot(self)

@@ -2,11 +2,14 @@
 
 Run it with ``python -m gradtape.demo`` (or ``bash scripts/demo`` from a checkout).
 Only the public ``gt`` API is used, exactly as a TensorFlow user would write it with
-``import tensorflow as tf``. Options: ``--epochs N``, ``--seed N``, ``--quiet-examples``.
+``import tensorflow as tf``. Options: ``--epochs N``, ``--seed N``, ``--quiet-examples``,
+``--out DIR`` (where the pictures go: the loss curve, the fit, the tape of one training
+step; ``gradtape-demo`` by default), ``--no-plots``.
 """
 
 import argparse
 import math
+import os
 import sys
 import time
 
@@ -179,6 +182,12 @@ def make_data(n, seed):
 def train(epochs=60, batch_size=32, seed=0, learning_rate=0.05):
     """Fit sin(x) with a 1-32-32-1 tanh network and SGD with momentum.
     Returns (first epoch loss, last epoch loss, test MSE, test R^2)."""
+    r = _fit(epochs, batch_size, seed, learning_rate)
+    return r["losses"][0], r["losses"][-1], r["mse"], r["r2"]
+
+
+def _fit(epochs, batch_size, seed, learning_rate):
+    """``train``'s work; returns everything the pictures need."""
     gt.random.set_seed(seed)
     x_train, y_train = make_data(512, seed)
     x_test = np.linspace(-math.pi, math.pi, 200, dtype=np.float32).reshape(-1, 1)
@@ -231,7 +240,56 @@ def train(epochs=60, batch_size=32, seed=0, learning_rate=0.05):
         f"Fit: loss {losses[0]:.4f} -> {losses[-1]:.4f} (noise floor 0.0100); "
         f"on a clean test grid MSE {mse:.4f}, R^2 {r2:.3f}"
     )
-    return losses[0], losses[-1], mse, r2
+    # One more step on a persistent tape, kept for its picture.
+    with gt.GradientTape(persistent=True) as tape:
+        loss = gt.reduce_mean(gt.square(model(gt.constant(x_train[:batch_size])) - gt.constant(y_train[:batch_size])))
+    return {
+        "losses": losses, "mse": mse, "r2": r2, "x_train": x_train, "y_train": y_train,
+        "x_test": x_test, "y_test": y_test, "pred": pred, "tape": tape,
+    }
+
+
+def save_pictures(result, out_dir):
+    """Saves the loss curve, the fit and the tape of one training step as PNG files in
+    ``out_dir``; returns their paths ([] without matplotlib)."""
+    try:
+        import matplotlib
+    except ImportError:
+        print("(pictures skipped: matplotlib is not installed; pip install matplotlib)")
+        return []
+    if "matplotlib.pyplot" not in sys.modules:
+        matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    os.makedirs(out_dir, exist_ok=True)
+    paths = []
+    fig, ax = plt.subplots(figsize=(6, 4))
+    ax.plot(range(1, len(result["losses"]) + 1), result["losses"], marker=".")
+    ax.set_yscale("log")
+    ax.set_xlabel("epoch")
+    ax.set_ylabel("mean squared error")
+    ax.set_title("Training loss")
+    ax.axhline(0.01, color="gray", linestyle="--", linewidth=1, label="noise floor")
+    ax.legend()
+    paths.append(os.path.join(out_dir, "loss.png"))
+    fig.tight_layout()
+    fig.savefig(paths[-1])
+    plt.close(fig)
+
+    fig, ax = plt.subplots(figsize=(6, 4))
+    ax.scatter(result["x_train"], result["y_train"], s=6, alpha=0.4, label="noisy samples")
+    ax.plot(result["x_test"], result["y_test"], color="gray", linestyle="--", label="sin(x)")
+    ax.plot(result["x_test"], result["pred"], color="C3", linewidth=2, label="network")
+    ax.set_title(f"The fit (test R^2 {result['r2']:.3f})")
+    ax.legend()
+    paths.append(os.path.join(out_dir, "fit.png"))
+    fig.tight_layout()
+    fig.savefig(paths[-1])
+    plt.close(fig)
+
+    paths.append(os.path.join(out_dir, "tape.png"))
+    gt.debugging.plot_tape(result["tape"], paths[-1])
+    return paths
 
 
 def main(argv=None):
@@ -239,6 +297,8 @@ def main(argv=None):
     p.add_argument("--epochs", type=int, default=60, help="training epochs (default 60)")
     p.add_argument("--seed", type=int, default=0, help="seed for data and initial weights")
     p.add_argument("--quiet-examples", action="store_true", help="skip printing the guide examples")
+    p.add_argument("--out", default="gradtape-demo", help="directory for the pictures (default ./gradtape-demo)")
+    p.add_argument("--no-plots", action="store_true", help="do not save pictures")
     args = p.parse_args(argv)
     if args.epochs < 1:
         p.error("--epochs must be at least 1")
@@ -248,7 +308,13 @@ def main(argv=None):
     if not args.quiet_examples:
         run_examples()
         print()
-    train(epochs=args.epochs, seed=args.seed)
+    result = _fit(args.epochs, 32, args.seed, 0.05)
+    if not args.no_plots:
+        paths = save_pictures(result, args.out)
+        if paths:
+            print("Pictures saved:")
+            for path in paths:
+                print(f"  {os.path.abspath(path)}")
     print(f"Done in {time.perf_counter() - t0:.1f}s.")
     return 0
 

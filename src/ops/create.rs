@@ -475,6 +475,9 @@ pub fn cast(x: &Tensor, dtype: DType) -> Result<Tensor> {
     if x.dtype().is_differentiable() && dtype.is_differentiable() {
         unary_out(Cast, x, out)
     } else {
+        if crate::tape::provenance::enabled() {
+            crate::tape::provenance::note("Cast", &[x.id()], &[&out]);
+        }
         Ok(out)
     }
 }

@@ -527,7 +527,11 @@ pub(crate) fn connected_zero(t: &Tensor) -> Result<Tensor> {
 /// Returns `x` under a new identity that no tape records: gradients stop here.
 /// TF equivalent: `tf.stop_gradient`.
 pub fn stop_gradient(x: &Tensor) -> Result<Tensor> {
-    Ok(x.fresh())
+    let out = x.fresh();
+    if crate::tape::provenance::enabled() {
+        crate::tape::provenance::note("StopGradient", &[x.id()], &[&out]);
+    }
+    Ok(out)
 }
 
 macro_rules! rounding {

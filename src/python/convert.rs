@@ -71,6 +71,16 @@ fn scalar_of(dt: DType, v: f64) -> Tensor {
 pub(crate) fn convert_value(ob: &Bound<'_, PyAny>, hint: Option<DType>) -> PyResult<Tensor> {
     let t = convert_value_untraced(ob, hint)?;
     crate::graph::constant(&t);
+    if crate::tape::provenance::enabled() {
+        let what = if ob.hasattr("__array_interface__").unwrap_or(false) {
+            "numpy value"
+        } else if ob.is_instance_of::<PyFloat>() || ob.is_instance_of::<PyInt>() {
+            "Python number"
+        } else {
+            "Python value"
+        };
+        crate::tape::provenance::note(what, &[], &[&t]);
+    }
     Ok(t)
 }
 

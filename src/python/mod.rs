@@ -5,6 +5,8 @@ pub(crate) mod args;
 pub(crate) mod binding;
 mod callback;
 pub(crate) mod convert;
+mod debugging;
+mod dlpack;
 mod entry;
 pub(crate) mod errors;
 mod experimental;
@@ -76,6 +78,7 @@ fn _gradtape(m: &Bound<'_, PyModule>) -> PyResult<()> {
     expose::register(m)?;
     callback::register(m)?;
     experimental::register(m)?;
+    debugging::register(m)?;
     graph::register(m)?;
     io::register(m)?;
     m.add_function(wrap_pyfunction!(entry::_panic_for_test, m)?)?;

@@ -411,6 +411,51 @@ impl PyTape {
         Ok(())
     }
 
+    /// What the tape holds (`explain`, `memory_info`, `to_dot`): a dict with `key`,
+    /// `persistent`, `recording`, `used`, `active` (on this thread's stack),
+    /// `watched` (ids) and `nodes`, each `(op, inputs, outputs, saved_inputs,
+    /// saved_outputs)` with slots `(id, shape, dtype name)` and saved bytes or `None`.
+    fn _snapshot<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
+        let s = self.tape.snapshot();
+        let d = pyo3::types::PyDict::new(py);
+        d.set_item("key", s.key)?;
+        d.set_item("persistent", s.persistent)?;
+        d.set_item("recording", s.recording)?;
+        d.set_item("used", s.used)?;
+        d.set_item("active", self.tape.is_active())?;
+        d.set_item(
+            "watch_accessed_variables",
+            self.tape.watches_accessed_variables(),
+        )?;
+        d.set_item("watched", s.watched)?;
+        let slots = |v: &[crate::tape::SlotInfo]| -> Vec<(u64, Vec<usize>, &'static str)> {
+            v.iter()
+                .map(|x| (x.id, x.shape.clone(), x.dtype.name()))
+                .collect()
+        };
+        let nodes = s
+            .nodes
+            .iter()
+            .map(|n| {
+                (
+                    n.op,
+                    slots(&n.inputs),
+                    slots(&n.outputs),
+                    n.saved_inputs.clone(),
+                    n.saved_outputs.clone(),
+                )
+            })
+            .collect::<Vec<_>>();
+        d.set_item("nodes", nodes)?;
+        Ok(d)
+    }
+
+    /// Whether the tape is recording on this thread (inside its `with` block).
+    #[getter]
+    fn _active(&self) -> bool {
+        self.tape.is_active()
+    }
+
     /// Recorded nodes (tests and memory accounting).
     #[getter]
     fn _num_nodes(&self) -> usize {

@@ -534,4 +534,33 @@ tensor_methods!(PyTensor, |self| self.t.clone(), {
     fn _id(&self) -> u64 {
         self.t.id()
     }
+    /// A DLPack capsule viewing the tensor's memory (no copy; CPU). The memory is the
+    /// tensor's, which is immutable: a consumer must not write to it. TF equivalent:
+    /// `tf.experimental.dlpack.to_dlpack` (the array API's `__dlpack__`).
+    #[pyo3(signature = (*, stream=None, max_version=None, dl_device=None, copy=None))]
+    fn __dlpack__<'py>(
+        &self,
+        py: Python<'py>,
+        stream: Option<Bound<'py, PyAny>>,
+        max_version: Option<Bound<'py, PyAny>>,
+        dl_device: Option<(i32, i32)>,
+        copy: Option<bool>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let _ = (stream, max_version);
+        if let Some((kind, _)) = dl_device {
+            if kind != super::dlpack::CPU {
+                return Err(pyo3::exceptions::PyBufferError::new_err(format!(
+                    "gradtape tensors live on the CPU (DLPack device 1), not device type {kind}"
+                )));
+            }
+        }
+        if copy == Some(true) {
+            return super::dlpack::to_capsule(py, &super::dlpack::deep_copy(&self.t));
+        }
+        super::dlpack::to_capsule(py, &self.t)
+    }
+    /// `(1, 0)`: DLPack's CPU device.
+    fn __dlpack_device__(&self) -> (i32, i32) {
+        (super::dlpack::CPU, 0)
+    }
 });

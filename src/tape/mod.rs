@@ -8,6 +8,7 @@ pub(crate) mod arena;
 mod backward;
 pub mod forward;
 mod jacobian;
+pub mod provenance;
 pub(crate) mod stack;
 
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -112,17 +113,75 @@ impl TapeCell {
     }
 }
 
+/// One input or output of a recorded op, as [`GradientTape::snapshot`] reports it.
+#[derive(Clone, Debug)]
+pub struct SlotInfo {
+    pub id: TensorId,
+    pub shape: Vec<usize>,
+    pub dtype: crate::dtype::DType,
+}
+
+/// One recorded op, as [`GradientTape::snapshot`] reports it.
+#[derive(Clone, Debug)]
+pub struct NodeInfo {
+    /// The TF op type.
+    pub op: &'static str,
+    pub inputs: Vec<SlotInfo>,
+    pub outputs: Vec<SlotInfo>,
+    /// Per input: the bytes of the tensor the gradient rule saved, `None` if not saved.
+    pub saved_inputs: Vec<Option<usize>>,
+    /// Per output: likewise.
+    pub saved_outputs: Vec<Option<usize>>,
+}
+
+impl NodeInfo {
+    /// Bytes of the tensors this node keeps alive for the backward pass.
+    pub fn saved_bytes(&self) -> usize {
+        self.saved_inputs
+            .iter()
+            .chain(&self.saved_outputs)
+            .flatten()
+            .sum()
+    }
+}
+
+/// What a tape holds: [`GradientTape::snapshot`].
+#[derive(Clone, Debug)]
+pub struct TapeSnapshot {
+    /// An identity shared by the tape's clones (what [`provenance::Origin::tapes`] lists).
+    pub key: usize,
+    pub persistent: bool,
+    /// False inside `stop_recording`.
+    pub recording: bool,
+    /// A non-persistent tape that already computed its gradients (and freed its nodes).
+    pub used: bool,
+    /// Recorded ops in execution order.
+    pub nodes: Vec<NodeInfo>,
+    /// Ids watched explicitly (`watch`, or variables read while watched), sorted.
+    pub watched: Vec<TensorId>,
+}
+
+impl TapeSnapshot {
+    /// Bytes of all saved tensors (a tensor saved by two nodes counts twice).
+    pub fn saved_bytes(&self) -> usize {
+        self.nodes.iter().map(NodeInfo::saved_bytes).sum()
+    }
+}
+
 /// Records operations for automatic differentiation. TF equivalent: `tf.GradientTape`.
+///
+/// [`record`](GradientTape::record) runs a closure with the tape recording (TF's `with`
+/// block); [`enter`](GradientTape::enter) is the guard form, recording until the guard
+/// drops (`let _recording = tape.enter();` — not `let _ = ...`, which drops it at once).
 ///
 /// ```
 /// use gradtape::{ops, GradientTape, Tensor};
 /// let x = Tensor::scalar(3.0f32);
 /// let tape = GradientTape::new();
-/// let y = {
-///     let _rec = tape.enter();
+/// let y = tape.record(|| {
 ///     tape.watch(&x);
 ///     ops::mul(&x, &x).unwrap()
-/// };
+/// });
 /// let dy_dx = tape.gradient1(&y, &x).unwrap().unwrap();
 /// assert_eq!(dy_dx.to_vec::<f32>().unwrap(), vec![6.0]);
 /// ```
@@ -203,7 +262,30 @@ impl GradientTape {
         self.cell.lock().persistent
     }
 
-    /// Makes the tape active on this thread until the guard drops.
+    /// Runs `f` with the tape recording on this thread, and returns what it returns:
+    /// the primary way to record (the closure's end is the `with` block's end).
+    ///
+    /// ```
+    /// use gradtape::{GradientTape, Tensor};
+    /// let x = Tensor::scalar(3.0f32);
+    /// let tape = GradientTape::new();
+    /// let y = tape.record(|| {
+    ///     tape.watch(&x);
+    ///     &x * &x
+    /// })?;
+    /// assert_eq!(tape.gradient1(&y, &x)?.unwrap().to_vec::<f32>()?, vec![6.0]);
+    /// # Ok::<(), gradtape::Error>(())
+    /// ```
+    pub fn record<R>(&self, f: impl FnOnce() -> R) -> R {
+        let _recording = self.enter();
+        f()
+    }
+
+    /// Makes the tape active on this thread until the returned guard drops (the guard
+    /// form of [`GradientTape::record`]). Bind the guard to a named variable:
+    /// `let _recording = tape.enter();`. **`let _ = tape.enter();` records nothing**:
+    /// `_` is not a binding, so the guard is dropped at once and the tape stops.
+    #[must_use = "the tape records only while the guard lives: bind it (`let _recording = tape.enter();`), not `let _ = ...`"]
     pub fn enter(&self) -> Recording<'_> {
         self.start();
         Recording { tape: self }
@@ -366,14 +448,35 @@ impl GradientTape {
     /// assert!(tape.gradient(&[y], &sources, None, UnconnectedGradients::None).is_err());
     /// # Ok::<(), gradtape::Error>(())
     /// ```
-    pub fn gradient(
+    pub fn gradient<'s, S>(
         &self,
         targets: &[Tensor],
-        sources: &[Source<'_>],
+        sources: &[S],
         output_gradients: Option<&[Option<Tensor>]>,
         unconnected: UnconnectedGradients,
-    ) -> Result<Vec<Option<Tensor>>> {
-        backward::gradient(self, targets, sources, output_gradients, unconnected)
+    ) -> Result<Vec<Option<Tensor>>>
+    where
+        S: Into<Source<'s>> + Copy,
+    {
+        let sources: smallvec::SmallVec<[Source<'s>; 4]> =
+            sources.iter().map(|s| (*s).into()).collect();
+        backward::gradient(self, targets, &sources, output_gradients, unconnected)
+    }
+
+    /// The gradients of one target with respect to each source (tensors, variables,
+    /// or [`Source`]s, which mix the two: [`sources!`](crate::sources)), `None` for a
+    /// source the target does not depend on: [`GradientTape::gradient`] with no output
+    /// gradients.
+    pub fn gradients<'s, S>(&self, target: &Tensor, sources: &[S]) -> Result<Vec<Option<Tensor>>>
+    where
+        S: Into<Source<'s>> + Copy,
+    {
+        self.gradient(
+            std::slice::from_ref(target),
+            sources,
+            None,
+            UnconnectedGradients::None,
+        )
     }
 
     /// [`GradientTape::gradient`] keeping TF's sparse gradients: a source whose
@@ -406,15 +509,57 @@ impl GradientTape {
         backward::sweep(self, targets, seeds, sources, batch, release, unconnected)
     }
 
-    /// Shorthand for one tensor target and one tensor source.
-    pub fn gradient1(&self, target: &Tensor, source: &Tensor) -> Result<Option<Tensor>> {
+    /// Shorthand for one target and one source (a tensor or a variable).
+    pub fn gradient1<'s>(
+        &self,
+        target: &Tensor,
+        source: impl Into<Source<'s>>,
+    ) -> Result<Option<Tensor>> {
         let mut g = self.gradient(
             std::slice::from_ref(target),
-            &[Source::Tensor(source)],
+            &[source.into()],
             None,
             UnconnectedGradients::None,
         )?;
         Ok(g.pop().flatten())
+    }
+
+    /// What the tape holds right now, node by node (for `explain`, `memory_info` and
+    /// drawings of the tape): cheap to call, it copies ids and shapes, not data.
+    pub fn snapshot(&self) -> TapeSnapshot {
+        let t = self.cell.lock();
+        let slot = |s: &arena::Slot| SlotInfo {
+            id: s.id,
+            shape: s.shape.to_vec(),
+            dtype: s.dtype,
+        };
+        let bytes = |t: &Option<Tensor>| t.as_ref().map(|t| t.size() * t.dtype().size());
+        let nodes = t
+            .nodes
+            .iter()
+            .map(|n| NodeInfo {
+                op: n.op.name(),
+                inputs: n.inputs.iter().map(slot).collect(),
+                outputs: n.outputs.iter().map(slot).collect(),
+                saved_inputs: n.saved_inputs.iter().map(bytes).collect(),
+                saved_outputs: n.saved_outputs.iter().map(bytes).collect(),
+            })
+            .collect();
+        let mut watched: Vec<TensorId> = t
+            .ids
+            .iter()
+            .filter(|(_, e)| matches!(e, Entry::Watched))
+            .map(|(id, _)| *id)
+            .collect();
+        watched.sort_unstable();
+        TapeSnapshot {
+            key: self.key(),
+            persistent: t.persistent,
+            recording: t.recording,
+            used: t.released,
+            nodes,
+            watched,
+        }
     }
 
     pub(crate) fn cell(&self) -> &Arc<TapeCell> {

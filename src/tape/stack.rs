@@ -103,6 +103,22 @@ pub(crate) fn with_prefix<R>(k: usize, f: impl FnOnce() -> R) -> R {
     f()
 }
 
+/// Each tape on this thread's stack: (its identity, whether it records right now).
+pub(crate) fn snapshot() -> Vec<(usize, bool)> {
+    STACK.with(|s| {
+        s.borrow()
+            .iter()
+            .filter_map(|e| match e {
+                Active::Tape(cell) => {
+                    let recording = cell.try_lock().is_some_and(|t| t.recording);
+                    Some((Arc::as_ptr(cell) as usize, recording))
+                }
+                Active::Acc(_) => None,
+            })
+            .collect()
+    })
+}
+
 /// Whether any tape is active on this thread (the no-tape fast path).
 #[inline]
 pub fn any_active() -> bool {
@@ -115,6 +131,10 @@ pub fn any_active() -> bool {
 /// of a forward rule (a custom gradient function that raised, say).
 #[inline]
 pub(crate) fn record<O: Op>(op: O, inputs: &[&Tensor], outputs: &[&Tensor]) -> Result<()> {
+    if super::provenance::enabled() {
+        let ids: SmallVec<[u64; 4]> = inputs.iter().map(|t| t.id()).collect();
+        super::provenance::note(op.name(), &ids, outputs);
+    }
     let pending = STACK.with(|s| {
         let s = s.borrow();
         if s.is_empty() {

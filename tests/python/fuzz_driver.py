@@ -62,6 +62,13 @@ EXCLUDED = {
     # Runs its body while a user callable says so: a condition that is always true loops
     # forever (as in TF). Its own checks are Python; test_function.py covers it.
     "while_loop": "loops while a user callable returns true",
+    # Turn a process-wide debugging mode on or off: later calls in the same worker would
+    # depend on the order calls ran in. test_debugging.py covers them.
+    "enable_explanations": "mutates a process-wide mode",
+    "disable_explanations": "mutates a process-wide mode",
+    "explanations": "mutates a process-wide mode",
+    # Writes a file at the path it is given (any string the fuzzer draws).
+    "plot_tape": "writes a file at an arbitrary path",
 }
 
 # Dunders fuzzed on classes that define them (operators and conversions); other
@@ -75,6 +82,7 @@ OPERATORS = [
     "__rmatmul__", "__rmod__", "__rmul__", "__ror__", "__rpow__", "__rsub__",
     "__rtruediv__", "__rxor__", "__str__", "__sub__", "__truediv__", "__xor__",
     "__call__", "__copy__", "__deepcopy__", "__contains__", "__reversed__",
+    "__dlpack__", "__dlpack_device__",
 ]
 
 FAILURE_CLASSES = ("PanicException", "InternalError", "SystemError")

@@ -1379,6 +1379,8 @@ NOT_OPS = [
     # issue 16 (test_everyday.py): contexts (device placement, lifting out of a trace)
     # and a call of user Python code, not differentiable (as TF's py_function is here)
     "device", "init_scope", "py_function",
+    # DLPack import: a copy into a constant, no gradient of its own (test_dlpack.py)
+    "from_dlpack",
 ]
 
 # Ops whose TF kernels take real dtypes only (TF 2.21 raises InvalidArgumentError or

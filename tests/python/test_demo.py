@@ -86,7 +86,7 @@ def test_progress_redraws_in_place_on_a_terminal():
     assert "[####....] 2/4 loss 0.50" in text
 
 
-def test_demo_runs_as_a_module():
+def test_demo_runs_as_a_module(tmp_path):
     env = dict(os.environ, PYTHONWARNINGS="error")
     res = subprocess.run(
         [sys.executable, "-m", "gradtape.demo", "--epochs", "3"],
@@ -94,6 +94,7 @@ def test_demo_runs_as_a_module():
         text=True,
         timeout=120,
         env=env,
+        cwd=tmp_path,
     )
     assert res.returncode == 0, res.stderr
     out = res.stdout
@@ -109,6 +110,23 @@ def test_demo_runs_as_a_module():
     ]:
         assert expected in out, f"{expected!r} missing from:\n{out}"
     assert res.stderr == ""
+    # The pictures: saved where the demo says, each a PNG.
+    saved = out.split("Pictures saved:\n", 1)[1].splitlines()[:3]
+    names = [os.path.join(os.path.realpath(tmp_path), "gradtape-demo", n) for n in ("loss.png", "fit.png", "tape.png")]
+    assert [os.path.realpath(p.strip()) for p in saved] == names
+    for n in names:
+        with open(n, "rb") as f:
+            assert f.read(8) == b"\x89PNG\r\n\x1a\n"
+
+
+def test_demo_out_and_no_plots(tmp_path):
+    res = subprocess.run(
+        [sys.executable, "-m", "gradtape.demo", "--epochs", "1", "--quiet-examples", "--no-plots", "--out", "pics"],
+        capture_output=True, text=True, timeout=120, cwd=tmp_path,
+    )
+    assert res.returncode == 0, res.stderr
+    assert "Pictures saved" not in res.stdout
+    assert not (tmp_path / "pics").exists()
 
 
 def test_demo_rejects_bad_epochs():
