@@ -58,6 +58,7 @@ from ._composite import add_n, foldl, foldr, repeat
 from ._gradients import get_static_value, grad_pass_through, recompute_grad
 from .math import mod
 from .dtypes import double, half
+from . import distributed  # mpi4py is imported by gt.distributed.init(), not here
 
 newaxis = None
 
@@ -76,3 +77,4 @@ __all__ += [
     "initializers", "int16", "int32", "int64", "int8", "layers", "linalg", "math", "mod",
     "newaxis", "nn", "optimizers", "random", "uint16", "uint32", "uint64", "uint8",
 ]
+__all__ += ["distributed"]

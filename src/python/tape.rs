@@ -4,7 +4,7 @@
 //! nested structures of arguments and results, `stop_recording` as a generator context
 //! manager, and the warning for a watched integer tensor.
 
-use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use std::sync::Arc;
 
 use pyo3::prelude::*;
@@ -489,8 +489,11 @@ impl PyTape {
         Ok(r.map(PyTensor::from))
     }
 
-    /// Gradients of the sum of `targets` for each of `sources` (flat lists).
-    #[pyo3(signature = (targets, sources, output_gradients, unconnected_gradients))]
+    /// Gradients of the sum of `targets` for each of `sources` (flat lists). With
+    /// `ready`, `ready(i, g)` is called during the sweep as soon as the gradient `g` of
+    /// `sources[i]` is final (gt.distributed starts reducing it then); an exception it
+    /// raises stops the sweep and propagates.
+    #[pyo3(signature = (targets, sources, output_gradients, unconnected_gradients, ready=None))]
     fn _gradient(
         &self,
         py: Python<'_>,
@@ -498,6 +501,7 @@ impl PyTape {
         sources: Vec<Bound<'_, PyAny>>,
         output_gradients: Option<Vec<Option<Bound<'_, PyAny>>>>,
         unconnected_gradients: &Bound<'_, PyAny>,
+        ready: Option<Py<PyAny>>,
     ) -> PyResult<Vec<Option<PyTensor>>> {
         // TF's order: a used tape first, then the arguments.
         self.tape.begin_use()?;
@@ -505,6 +509,11 @@ impl PyTape {
         let targets: Vec<Tensor> = targets.iter().map(target).collect::<PyResult<_>>()?;
         let srcs: Vec<Src> = sources.iter().map(source).collect::<PyResult<_>>()?;
         let og = convert_output_gradients(output_gradients, &targets)?;
+        if ready.is_some() && graph::is_tracing() {
+            return Err(PyRuntimeError::new_err(
+                "gradient with a `ready` callback runs eagerly only, not in a gt.function",
+            ));
+        }
         let tape = &self.tape;
         let run = move |tape: &GradientTape,
                         targets: &[Tensor],
@@ -534,6 +543,22 @@ impl PyTape {
                     .as_ref()
                     .map(|s| s.iter().map(|k| k.map(|k| xs[k].clone())).collect());
                 run(tape, &xs[..n_targets], &rebuild(&plan, xs), og.as_deref())
+            })?;
+            return Ok(r.into_iter().map(|g| g.map(PyTensor::from)).collect());
+        }
+        if let Some(ready) = ready {
+            let r = crate::python::interruptible(py, || {
+                let src: Vec<Source<'_>> = srcs.iter().map(Src::as_source).collect();
+                let mut hook = |i: usize, g: &Tensor| -> crate::Result<()> {
+                    Python::attach(|py| {
+                        ready
+                            .bind(py)
+                            .call1((i, PyTensor::from(g.clone())))
+                            .map(|_| ())
+                    })
+                    .map_err(crate::error::Error::Python)
+                };
+                tape.gradient_with_ready(&targets, &src, og.as_deref(), unconnected, &mut hook)
             })?;
             return Ok(r.into_iter().map(|g| g.map(PyTensor::from)).collect());
         }

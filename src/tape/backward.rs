@@ -150,12 +150,21 @@ fn accumulate(grads: &mut FxHashMap<TensorId, Tensor>, id: TensorId, g: Tensor) 
     Ok(())
 }
 
+/// A callback the sweep calls with `(source index, gradient)` as soon as a source's
+/// gradient is final: when the sweep has passed every node that reads the source, before
+/// it goes on with the rest of the tape. Data-parallel training uses it to start
+/// reducing early gradients while later ones are still being computed. Only sources
+/// with a gradient are reported (an unconnected or integer source is not). An error it
+/// returns stops the sweep.
+pub type ReadyFn<'a> = dyn FnMut(usize, &Tensor) -> Result<()> + 'a;
+
 pub(super) fn gradient(
     tape: &GradientTape,
     targets: &[Tensor],
     sources: &[Source<'_>],
     output_gradients: Option<&[Option<Tensor>]>,
     unconnected: UnconnectedGradients,
+    ready: Option<&mut ReadyFn<'_>>,
 ) -> Result<Vec<Option<Tensor>>> {
     tape.begin_use()?;
     if let Some(og) = output_gradients {
@@ -201,7 +210,16 @@ pub(super) fn gradient(
         })
         .collect::<Result<_>>()?;
     let release = !tape.is_persistent();
-    sweep(tape, targets, seeds, sources, 0, release, unconnected)
+    sweep_with(
+        tape,
+        targets,
+        seeds,
+        sources,
+        0,
+        release,
+        unconnected,
+        ready,
+    )
 }
 
 /// The reverse sweep. `seeds[i]` is the output gradient of `targets[i]`, with `batch`
@@ -217,6 +235,30 @@ pub(super) fn sweep(
     batch: usize,
     release: bool,
     unconnected: UnconnectedGradients,
+) -> Result<Vec<Option<Tensor>>> {
+    sweep_with(
+        tape,
+        targets,
+        seeds,
+        sources,
+        batch,
+        release,
+        unconnected,
+        None,
+    )
+}
+
+/// [`sweep`], calling `ready` with each source's gradient as soon as it is final.
+#[allow(clippy::too_many_arguments)]
+fn sweep_with(
+    tape: &GradientTape,
+    targets: &[Tensor],
+    seeds: Vec<Option<Tensor>>,
+    sources: &[Source<'_>],
+    batch: usize,
+    release: bool,
+    unconnected: UnconnectedGradients,
+    mut ready: Option<&mut ReadyFn<'_>>,
 ) -> Result<Vec<Option<Tensor>>> {
     // Take what the sweep needs out of the tape, holding its lock only briefly: rules
     // run unlocked, and may record on this very tape (a persistent tape in context).
@@ -272,62 +314,45 @@ pub(super) fn sweep(
         .unwrap_or_default();
     let source_ids: FxHashSet<TensorId> = sources.iter().map(|s| s.id()).collect();
 
-    for node in nodes {
-        // A safe point: nothing of the tape changes from here on (a persistent tape's
-        // nodes were copied, a released tape's are dropped with the error).
-        crate::interrupt::check()?;
-        let mut dys = Vec::with_capacity(node.outputs.len());
-        let mut any = false;
-        for o in &node.outputs {
-            let g = if source_ids.contains(&o.id) {
-                grads.get(&o.id).cloned()
-            } else {
-                grads.remove(&o.id)
-            };
-            any |= g.is_some();
-            dys.push(g);
-        }
-        if !any {
-            continue;
-        }
-        let dys: Vec<Tensor> = node
-            .outputs
-            .iter()
-            .zip(dys)
-            .map(|(o, g)| match g {
-                Some(g) => Ok(g),
-                None => {
-                    let shape: Vec<usize> = lead.iter().chain(o.shape.iter()).copied().collect();
-                    ops::zeros(&shape, o.dtype)
+    // With a `ready` callback: after which node (sweep position) each source's gradient
+    // is final — the last node in sweep order that reads it; `None` when no node does
+    // (the gradient, if any, is a seed and final from the start).
+    let mut ready_after: Vec<Vec<usize>> = Vec::new();
+    if ready.is_some() {
+        let mut last: FxHashMap<TensorId, usize> = FxHashMap::default();
+        for (pos, node) in nodes.iter().enumerate() {
+            for s in &node.inputs {
+                if source_ids.contains(&s.id) {
+                    last.insert(s.id, pos);
                 }
-            })
-            .collect::<Result<_>>()?;
-        let needs: Vec<bool> = node
-            .inputs
-            .iter()
-            .map(|s| s.dtype.is_differentiable() && leads.contains(&s.id))
-            .collect();
-        let gs = if batch > 0 && !node.op.batched() {
-            vjp_per_row(&node, &needs, &dys, batch)?
-        } else {
-            ops::run_vjp(&VjpCx::new(&node, &needs, batch), &dys)?
+            }
+        }
+        ready_after = vec![Vec::new(); nodes.len() + 1];
+        for (i, s) in sources.iter().enumerate() {
+            let slot = last.get(&s.id()).map_or(0, |&pos| pos + 1);
+            ready_after[slot].push(i);
+        }
+    }
+    let mut report = |slot: usize, grads: &FxHashMap<TensorId, Tensor>| -> Result<()> {
+        let Some(f) = ready.as_deref_mut() else {
+            return Ok(());
         };
-        if gs.len() != node.inputs.len() {
-            return Err(Error::Internal(format!(
-                "gradient of {} returned {} values for {} inputs",
-                node.op.name(),
-                gs.len(),
-                node.inputs.len()
-            )));
-        }
-        for ((slot, need), g) in node.inputs.iter().zip(&needs).zip(gs) {
-            let (true, Some(g)) = (*need, g) else {
+        for &i in &ready_after[slot] {
+            let s = &sources[i];
+            if !s.dtype().is_differentiable() {
                 continue;
-            };
-            let g = unbroadcast(g, &slot.shape, batch)?;
-            accumulate(&mut grads, slot.id, g)?;
+            }
+            if let Some(g) = grads.get(&s.id()) {
+                f(i, g)?;
+            }
         }
-        drop(node);
+        Ok(())
+    };
+    report(0, &grads)?;
+
+    for (pos, node) in nodes.into_iter().enumerate() {
+        sweep_node(node, &mut grads, &source_ids, &leads, &lead, batch)?;
+        report(pos + 1, &grads)?;
     }
 
     sources
@@ -352,6 +377,74 @@ pub(super) fn sweep(
             }
         })
         .collect()
+}
+
+/// One node of the sweep: its VJP from the gradients of its outputs, accumulated into
+/// the gradients of its inputs.
+fn sweep_node(
+    node: Node,
+    grads: &mut FxHashMap<TensorId, Tensor>,
+    source_ids: &FxHashSet<TensorId>,
+    leads: &FxHashSet<TensorId>,
+    lead: &[usize],
+    batch: usize,
+) -> Result<()> {
+    // A safe point: nothing of the tape changes from here on (a persistent tape's
+    // nodes were copied, a released tape's are dropped with the error).
+    crate::interrupt::check()?;
+    let mut dys = Vec::with_capacity(node.outputs.len());
+    let mut any = false;
+    for o in &node.outputs {
+        let g = if source_ids.contains(&o.id) {
+            grads.get(&o.id).cloned()
+        } else {
+            grads.remove(&o.id)
+        };
+        any |= g.is_some();
+        dys.push(g);
+    }
+    if !any {
+        return Ok(());
+    }
+    let dys: Vec<Tensor> = node
+        .outputs
+        .iter()
+        .zip(dys)
+        .map(|(o, g)| match g {
+            Some(g) => Ok(g),
+            None => {
+                let shape: Vec<usize> = lead.iter().chain(o.shape.iter()).copied().collect();
+                ops::zeros(&shape, o.dtype)
+            }
+        })
+        .collect::<Result<_>>()?;
+    let needs: Vec<bool> = node
+        .inputs
+        .iter()
+        .map(|s| s.dtype.is_differentiable() && leads.contains(&s.id))
+        .collect();
+    let gs = if batch > 0 && !node.op.batched() {
+        vjp_per_row(&node, &needs, &dys, batch)?
+    } else {
+        ops::run_vjp(&VjpCx::new(&node, &needs, batch), &dys)?
+    };
+    if gs.len() != node.inputs.len() {
+        return Err(Error::Internal(format!(
+            "gradient of {} returned {} values for {} inputs",
+            node.op.name(),
+            gs.len(),
+            node.inputs.len()
+        )));
+    }
+    for ((slot, need), g) in node.inputs.iter().zip(&needs).zip(gs) {
+        let (true, Some(g)) = (*need, g) else {
+            continue;
+        };
+        let g = unbroadcast(g, &slot.shape, batch)?;
+        accumulate(grads, slot.id, g)?;
+    }
+    drop(node);
+    Ok(())
 }
 
 /// The ops whose rules ran once per batch row ([`vjp_per_row`]) since the last
@@ -415,6 +508,68 @@ mod tests {
 
     fn ones(shape: &[usize]) -> Tensor {
         ops::ones(shape, crate::DType::F64).unwrap()
+    }
+
+    #[test]
+    fn ready_reports_each_gradient_once_final_in_sweep_order() {
+        let a = Tensor::from_vec(vec![1.0f64, 2.0], &[2]).unwrap();
+        let b = Tensor::scalar(3.0f64);
+        let c = Tensor::scalar(7.0f64); // unconnected
+        let tape = GradientTape::new();
+        let y = {
+            let _rec = tape.enter();
+            for t in [&a, &b, &c] {
+                tape.watch(t);
+            }
+            // b is read by the first and the last node: final only at the very end; a
+            // by the second only.
+            let h = ops::mul(&b, &b).unwrap();
+            let k = ops::mul(&a, &h).unwrap();
+            let s = ops::reduce_sum(&k, None, false).unwrap();
+            ops::mul(&s, &b).unwrap() // y = sum(a) * b^3
+        };
+        let sources = [Source::Tensor(&a), Source::Tensor(&b), Source::Tensor(&c)];
+        let mut seen: Vec<(usize, Vec<f64>)> = Vec::new();
+        let g = tape
+            .gradient_with_ready(
+                &[y],
+                &sources,
+                None,
+                UnconnectedGradients::Zero,
+                &mut |i, g| {
+                    seen.push((i, g.to_vec::<f64>()?));
+                    Ok(())
+                },
+            )
+            .unwrap();
+        // dy/da = b^3 = 27 (each), dy/db = 3 b^2 sum(a) = 81; c unreported.
+        assert_eq!(seen, vec![(0, vec![27.0, 27.0]), (1, vec![81.0])]);
+        assert_eq!(g[0].as_ref().unwrap().to_vec::<f64>().unwrap(), seen[0].1);
+        assert_eq!(g[1].as_ref().unwrap().to_vec::<f64>().unwrap(), seen[1].1);
+        assert_eq!(g[2].as_ref().unwrap().to_vec::<f64>().unwrap(), vec![0.0]);
+    }
+
+    #[test]
+    fn ready_error_stops_the_sweep() {
+        let a = Tensor::scalar(2.0f64);
+        let tape = GradientTape::new();
+        let y = {
+            let _rec = tape.enter();
+            tape.watch(&a);
+            ops::mul(&a, &a).unwrap()
+        };
+        let r = tape.gradient_with_ready(
+            &[y.clone()],
+            &[Source::Tensor(&a), Source::Tensor(&y)],
+            None,
+            UnconnectedGradients::None,
+            &mut |i, _| Err(Error::invalid("ready", format!("stop at {i}"))),
+        );
+        // y is a target read by no node: reported (and failing) before any node runs.
+        match r {
+            Err(e) => assert!(e.to_string().contains("stop at 1"), "{e}"),
+            Ok(_) => panic!("the error of `ready` was lost"),
+        }
     }
 
     #[test]
