@@ -58,7 +58,8 @@ from . import _gradtape as _native
 from . import _nest
 
 __all__ = [
-    "Average", "Compression", "DistributedGradientTape", "DistributedOptimizer", "ReduceOp", "Sum",
+    "DEFAULT_BUCKET_BYTES", "Average", "Compression", "DistributedGradientTape", "DistributedOptimizer",
+    "ReduceOp", "Sum",
     "allgather", "allreduce", "broadcast", "broadcast_variables", "init", "is_initialized",
     "local_rank", "local_size", "rank", "shutdown", "size",
 ]
@@ -594,7 +595,10 @@ class DistributedGradientTape:
         return self._tape.__exit__(*exc)
 
     def __getattr__(self, name: str) -> Any:
-        return getattr(self._tape, name)
+        tape = self.__dict__.get("_tape")
+        if tape is None:
+            raise AttributeError(name)
+        return getattr(tape, name)
 
     def gradient(self, target: Any, sources: Any, output_gradients: Any = None,
                  unconnected_gradients: Any = "none") -> Any:
@@ -634,7 +638,10 @@ class DistributedOptimizer:
         self._args = (compression, op, bucket_bytes)
 
     def __getattr__(self, name: str) -> Any:
-        return getattr(self._optimizer, name)
+        optimizer = self.__dict__.get("_optimizer")
+        if optimizer is None:
+            raise AttributeError(name)
+        return getattr(optimizer, name)
 
     def apply_gradients(self, grads_and_vars: Iterable[tuple[Any, Any]]) -> Any:
         """Reduces the gradients over the ranks, then applies them."""

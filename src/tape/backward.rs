@@ -559,7 +559,7 @@ mod tests {
             ops::mul(&a, &a).unwrap()
         };
         let r = tape.gradient_with_ready(
-            &[y.clone()],
+            std::slice::from_ref(&y),
             &[Source::Tensor(&a), Source::Tensor(&y)],
             None,
             UnconnectedGradients::None,

@@ -4,11 +4,12 @@
 line per check, ``rank R: ok NAME`` or ``rank R: FAIL NAME: error`` (a failing check
 does not stop the others: each check leaves the ranks in step). ``raise``: rank 1
 raises while rank 0 waits in a collective (the abort-on-error path). ``exit``: rank 1
-exits non-zero without an exception while rank 0 waits.
+dies (``os._exit(3)``, as a crash would) while rank 0 waits.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 import traceback
@@ -60,10 +61,12 @@ def loss_of(params, x, y):
 
 
 def same_on_all_ranks(arrays):
-    """Every rank's arrays are bitwise equal to rank 0's."""
+    """Whether every rank's arrays are bitwise equal to rank 0's (the same answer on
+    every rank)."""
     flat = np.concatenate([np.asarray(a, dtype=np.float64).ravel() for a in arrays])
     root = dist.broadcast(gt.constant(flat), root_rank=0).numpy()
-    return np.array_equal(flat, root)
+    agree = dist.allreduce(gt.constant(int(np.array_equal(flat, root))), op=dist.Sum)
+    return int(agree) == dist.size()
 
 
 @check
@@ -310,15 +313,21 @@ def not_in_a_gt_function():
     assert float(dist.allreduce(grads())) == 2.0
 
 
+def say(line):
+    # One write per line: the ranks share the pipe, and a short write is not interleaved.
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
 def run_checks():
     r = dist.rank()
     for fn in CHECKS:
         try:
             fn()
-            print(f"rank {r}: ok {fn.__name__}", flush=True)
+            say(f"rank {r}: ok {fn.__name__}")
         except Exception as e:  # noqa: BLE001 - reported, and the next check runs
             tb = traceback.format_exc().replace("\n", " | ")
-            print(f"rank {r}: FAIL {fn.__name__}: {type(e).__name__}: {e} :: {tb}", flush=True)
+            say(f"rank {r}: FAIL {fn.__name__}: {type(e).__name__}: {e} :: {tb}")
 
 
 def main():
@@ -330,13 +339,13 @@ def main():
         if dist.rank() == 1:
             time.sleep(0.2)
             raise ValueError("boom from rank 1")
-        print("rank 0: waiting in allreduce", flush=True)
+        say("rank 0: waiting in allreduce")
         dist.allreduce(gt.constant(1.0))
-        print("rank 0: allreduce returned (it should not have)", flush=True)
+        say("rank 0: allreduce returned (it should not have)")
         time.sleep(60)
     elif mode == "exit":
         if dist.rank() == 1:
-            sys.exit(3)
+            os._exit(3)
         dist.allreduce(gt.constant(1.0))
         time.sleep(60)
     else:
