@@ -454,6 +454,11 @@ class _Layout:
                 self.bucket_of[i] = b
 
 
+# The bucket layouts (and their buffers) of the last few lists of sources reduced.
+_LAYOUTS: dict[Any, _Layout] = {}
+_MAX_LAYOUTS = 8
+
+
 class _Reducer:
     """Reduces one step's gradients, bucket by bucket, as the sweep hands them over."""
 
@@ -463,7 +468,6 @@ class _Reducer:
         if not (isinstance(bucket_bytes, int) and bucket_bytes > 0):
             raise ValueError(f"bucket_bytes must be a positive int, got {bucket_bytes!r}")
         self.bucket_bytes = bucket_bytes
-        self.layouts: dict[Any, _Layout] = {}
         self.last_stats: dict[str, Any] = {}
 
     def layout(self, sources: list[Any]) -> tuple[_Layout, list[tuple[tuple[int, ...], str]]]:
@@ -474,10 +478,14 @@ class _Reducer:
                     f"gt.distributed: gradients are reduced for floating or complex sources only, got {dt} "
                     f"({getattr(s, 'name', 'a tensor')})"
                 )
-        key = tuple(specs)
-        if key not in self.layouts:
-            self.layouts[key] = _Layout(specs, self.bucket_bytes, self.compression, self.op, size())
-        return self.layouts[key], specs
+        # Kept per process, not per wrapper: Horovod's pattern wraps a new tape every
+        # step, and the buckets' buffers are reused from one step to the next.
+        key = (tuple(specs), self.bucket_bytes, self.compression, self.op, size())
+        layout = _LAYOUTS.pop(key, None) or _Layout(specs, self.bucket_bytes, self.compression, self.op, size())
+        _LAYOUTS[key] = layout  # most recently used last
+        while len(_LAYOUTS) > _MAX_LAYOUTS:
+            del _LAYOUTS[next(iter(_LAYOUTS))]
+        return layout, specs
 
     def reduce(self, sources: list[Any], produce: Any) -> list[Any]:
         """Runs ``produce(ready)`` (the sweep, calling ``ready(i, g)`` per final

@@ -121,6 +121,12 @@ def buckets_are_reduced_while_the_backward_pass_runs():
     assert stats["posted_during_backward"] >= 5, stats
     # The order the sweep finished them: the last layer's first.
     assert stats["ready_order"] == [5, 4, 3, 2, 1, 0], stats
+    # The next step (a new wrapper, as Horovod's pattern makes) reuses the buffers.
+    buffers = {id(b.send) for layout in dist._LAYOUTS.values() for b in layout.buckets}
+    with gt.GradientTape() as tape:
+        loss = loss_of(params, shard(x), shard(y))
+    dist.DistributedGradientTape(tape, bucket_bytes=1).gradient(loss, params)
+    assert {id(b.send) for layout in dist._LAYOUTS.values() for b in layout.buckets} == buffers
 
 
 @check
