@@ -437,6 +437,40 @@ pub(crate) fn numpy_view<'py>(py: Python<'py>, t: &Tensor) -> PyResult<Bound<'py
     Ok(arr)
 }
 
+/// A new zero-filled tensor and a *writeable* numpy array over its storage: the way
+/// `gt.distributed` receives a collective's result straight into a tensor (MPI writes
+/// through the array's buffer; no copy afterwards). Private: the caller writes only
+/// before it hands the tensor to anything else, and then drops the array.
+#[pyfunction]
+pub(crate) fn _fresh_buffer<'py>(
+    py: Python<'py>,
+    shape: Vec<usize>,
+    dtype: &Bound<'py, PyAny>,
+) -> PyResult<(PyTensor, Bound<'py, PyAny>)> {
+    let dt = to_dtype(dtype)?;
+    crate::size::check_shape("FreshBuffer", &shape, dt)?;
+    macro_rules! fresh {
+        ($($d:ident => $t:ty),*) => {
+            match dt {
+                $(DType::$d => Tensor::from_array(crate::size::try_full::<$t>(
+                    "FreshBuffer", &shape, <$t>::default())?),)*
+            }
+        };
+    }
+    let t = fresh!(F16 => f16, F32 => f32, F64 => f64, I8 => i8, I16 => i16, I32 => i32,
+        I64 => i64, U8 => u8, U16 => u16, U32 => u32, U64 => u64, Bool => bool,
+        C64 => Complex32, C128 => Complex64);
+    check_numpy_size(&t)?;
+    let keep = Bound::new(py, Storage { _t: t.clone() })?.into_any();
+    // SAFETY: the array views `t`'s freshly allocated, standard-layout buffer, which
+    // `keep` (a clone of `t`) owns until numpy drops the view. The tensor has not been
+    // shown to any code yet: the engine reads it only after the caller's writes
+    // through this view are done (see above), so no read races a write.
+    let arr =
+        unsafe { dispatch!(t.data(), a => PyArrayDyn::borrow_from_array(a, keep).into_any()) };
+    Ok((PyTensor::from(t), arr))
+}
+
 /// Parses a dtype argument: a `gt.DType`, a string, or a numpy dtype/type.
 pub(crate) fn to_dtype(ob: &Bound<'_, PyAny>) -> PyResult<DType> {
     if let Ok(d) = ob.cast::<super::tensor::PyDType>() {

@@ -4,7 +4,7 @@
 //! nested structures of arguments and results, `stop_recording` as a generator context
 //! manager, and the warning for a watched integer tensor.
 
-use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use std::sync::Arc;
 
 use pyo3::prelude::*;
@@ -536,8 +536,11 @@ impl PyTape {
 
     /// Gradients of the sum of `targets` for each of `sources` (flat lists).
     /// With `sparse`, eagerly, a gradient that TF gives as `IndexedSlices` comes back
-    /// as `(values, indices, dense_shape)`.
-    #[pyo3(signature = (targets, sources, output_gradients, unconnected_gradients, sparse=false))]
+    /// as `(values, indices, dense_shape)`. With `ready`, `ready(i, g)` is called during
+    /// the sweep as soon as the (dense) gradient `g` of `sources[i]` is final
+    /// (gt.distributed starts reducing it then); an exception it raises stops the sweep
+    /// and propagates.
+    #[pyo3(signature = (targets, sources, output_gradients, unconnected_gradients, sparse=false, ready=None))]
     fn _gradient(
         &self,
         py: Python<'_>,
@@ -546,6 +549,7 @@ impl PyTape {
         output_gradients: Option<Vec<Option<Bound<'_, PyAny>>>>,
         unconnected_gradients: &Bound<'_, PyAny>,
         sparse: bool,
+        ready: Option<Py<PyAny>>,
     ) -> PyResult<Vec<Option<Py<PyAny>>>> {
         // TF's order: a used tape first, then the arguments.
         self.tape.begin_use()?;
@@ -553,6 +557,11 @@ impl PyTape {
         let targets: Vec<Tensor> = targets.iter().map(target).collect::<PyResult<_>>()?;
         let srcs: Vec<Src> = sources.iter().map(source).collect::<PyResult<_>>()?;
         let og = convert_output_gradients(output_gradients, &targets)?;
+        if ready.is_some() && graph::is_tracing() {
+            return Err(PyRuntimeError::new_err(
+                "gradient with a `ready` callback runs eagerly only, not in a gt.function",
+            ));
+        }
         let tape = &self.tape;
         let run = move |tape: &GradientTape,
                         targets: &[Tensor],
@@ -607,6 +616,22 @@ impl PyTape {
                     })
                 })
                 .collect();
+        }
+        if let Some(ready) = ready {
+            let r = crate::python::interruptible(py, || {
+                let src: Vec<Source<'_>> = srcs.iter().map(Src::as_source).collect();
+                let mut hook = |i: usize, g: &Tensor| -> crate::Result<()> {
+                    Python::attach(|py| {
+                        ready
+                            .bind(py)
+                            .call1((i, PyTensor::from(g.clone())))
+                            .map(|_| ())
+                    })
+                    .map_err(crate::error::Error::Python)
+                };
+                tape.gradient_with_ready(&targets, &src, og.as_deref(), unconnected, &mut hook)
+            })?;
+            return tensors_to_py(py, r);
         }
         let r = crate::python::interruptible(py, || run(tape, &targets, &srcs, og.as_deref()))?;
         tensors_to_py(py, r)

@@ -178,12 +178,21 @@ fn accumulate(grads: &mut FxHashMap<TensorId, Grad>, id: TensorId, g: Grad) -> R
     Ok(())
 }
 
+/// A callback the sweep calls with `(source index, gradient)` as soon as a source's
+/// gradient is final: when the sweep has passed every node that reads the source, before
+/// it goes on with the rest of the tape. Data-parallel training uses it to start
+/// reducing early gradients while later ones are still being computed. Only sources
+/// with a gradient are reported (an unconnected or integer source is not). An error it
+/// returns stops the sweep.
+pub type ReadyFn<'a> = dyn FnMut(usize, &Tensor) -> Result<()> + 'a;
+
 pub(super) fn gradient(
     tape: &GradientTape,
     targets: &[Tensor],
     sources: &[Source<'_>],
     output_gradients: Option<&[Option<Tensor>]>,
     unconnected: UnconnectedGradients,
+    ready: Option<&mut ReadyFn<'_>>,
 ) -> Result<Vec<Option<Tensor>>> {
     densify(gradient_with(
         tape,
@@ -192,6 +201,7 @@ pub(super) fn gradient(
         output_gradients,
         unconnected,
         false,
+        ready,
     )?)
 }
 
@@ -209,6 +219,7 @@ fn gradient_with(
     output_gradients: Option<&[Option<Tensor>]>,
     unconnected: UnconnectedGradients,
     sparse: bool,
+    ready: Option<&mut ReadyFn<'_>>,
 ) -> Result<Vec<Option<Grad>>> {
     tape.begin_use()?;
     if let Some(og) = output_gradients {
@@ -263,6 +274,7 @@ fn gradient_with(
         release,
         unconnected,
         sparse,
+        ready,
     )
 }
 
@@ -276,7 +288,15 @@ pub(super) fn gradient_sparse(
     output_gradients: Option<&[Option<Tensor>]>,
     unconnected: UnconnectedGradients,
 ) -> Result<Vec<Option<Grad>>> {
-    gradient_with(tape, targets, sources, output_gradients, unconnected, true)
+    gradient_with(
+        tape,
+        targets,
+        sources,
+        output_gradients,
+        unconnected,
+        true,
+        None,
+    )
 }
 
 /// The reverse sweep. `seeds[i]` is the output gradient of `targets[i]`, with `batch`
@@ -302,12 +322,14 @@ pub(super) fn sweep(
         release,
         unconnected,
         false,
+        None,
     )?)
 }
 
 /// [`sweep`], keeping sparse gradients (TF's `IndexedSlices`) when `sparse` (and no
 /// batch axes): gather rules give them, identities pass them on, every other rule
-/// sees them densified.
+/// sees them densified. With `ready`, each source's gradient is handed to it (dense)
+/// as soon as it is final.
 #[allow(clippy::too_many_arguments)]
 fn sweep_grads(
     tape: &GradientTape,
@@ -318,6 +340,7 @@ fn sweep_grads(
     release: bool,
     unconnected: UnconnectedGradients,
     sparse: bool,
+    mut ready: Option<&mut ReadyFn<'_>>,
 ) -> Result<Vec<Option<Grad>>> {
     let sparse = sparse && batch == 0;
     // Take what the sweep needs out of the tape, holding its lock only briefly: rules
@@ -375,78 +398,47 @@ fn sweep_grads(
     }
     let source_ids: FxHashSet<TensorId> = sources.iter().map(|s| s.id()).collect();
 
-    for node in nodes {
-        // A safe point: nothing of the tape changes from here on (a persistent tape's
-        // nodes were copied, a released tape's are dropped with the error).
-        crate::interrupt::check()?;
-        let mut dys = Vec::with_capacity(node.outputs.len());
-        let mut any = false;
-        for o in &node.outputs {
-            let g = if source_ids.contains(&o.id) {
-                grads.get(&o.id).cloned()
-            } else {
-                grads.remove(&o.id)
-            };
-            any |= g.is_some();
-            dys.push(g);
-        }
-        if !any {
-            continue;
-        }
-        // TF's Identity and ReadVariableOp rules hand a sparse gradient on as it is.
-        if sparse && node.op.passes_sparse() && node.inputs.len() == 1 && dys.len() == 1 {
-            if let Some(Grad::Sparse(g)) = &dys[0] {
-                let slot = &node.inputs[0];
-                if slot.dtype.is_differentiable() && leads.contains(&slot.id) {
-                    accumulate(&mut grads, slot.id, Grad::Sparse(g.clone()))?;
+    // With a `ready` callback: after which node (sweep position) each source's gradient
+    // is final — the last node in sweep order that reads it; `None` when no node does
+    // (the gradient, if any, is a seed and final from the start).
+    let mut ready_after: Vec<Vec<usize>> = Vec::new();
+    if ready.is_some() {
+        let mut last: FxHashMap<TensorId, usize> = FxHashMap::default();
+        for (pos, node) in nodes.iter().enumerate() {
+            for s in &node.inputs {
+                if source_ids.contains(&s.id) {
+                    last.insert(s.id, pos);
                 }
-                continue;
             }
         }
-        let dys: Vec<Tensor> = node
-            .outputs
-            .iter()
-            .zip(dys)
-            .map(|(o, g)| match g {
-                Some(g) => g.into_dense(),
-                None => {
-                    let shape: Vec<usize> = lead.iter().chain(o.shape.iter()).copied().collect();
-                    ops::zeros(&shape, o.dtype)
-                }
-            })
-            .collect::<Result<_>>()?;
-        let needs: Vec<bool> = node
-            .inputs
-            .iter()
-            .map(|s| s.dtype.is_differentiable() && leads.contains(&s.id))
-            .collect();
-        if sparse && dys.len() == 1 && needs.len() == 1 && needs[0] {
-            if let Some(g) = node.op.sparse_vjp(&VjpCx::new(&node, &needs, 0), &dys[0]) {
-                accumulate(&mut grads, node.inputs[0].id, Grad::Sparse(g?))?;
-                continue;
-            }
+        ready_after = vec![Vec::new(); nodes.len() + 1];
+        for (i, s) in sources.iter().enumerate() {
+            let slot = last.get(&s.id()).map_or(0, |&pos| pos + 1);
+            ready_after[slot].push(i);
         }
-        let gs = if batch > 0 && !node.op.batched() {
-            vjp_per_row(&node, &needs, &dys, batch)?
-        } else {
-            ops::run_vjp(&VjpCx::new(&node, &needs, batch), &dys)?
+    }
+    let mut report = |slot: usize, grads: &FxHashMap<TensorId, Grad>| -> Result<()> {
+        let Some(f) = ready.as_deref_mut() else {
+            return Ok(());
         };
-        if gs.len() != node.inputs.len() {
-            return Err(Error::Internal(format!(
-                "gradient of {} returned {} values for {} inputs",
-                node.op.name(),
-                gs.len(),
-                node.inputs.len()
-            )));
-        }
-        for ((slot, need), g) in node.inputs.iter().zip(&needs).zip(gs) {
-            let (true, Some(g)) = (*need, g) else {
+        for &i in &ready_after[slot] {
+            let s = &sources[i];
+            if !s.dtype().is_differentiable() {
                 continue;
-            };
-            let g = unbroadcast(g, &slot.shape, batch)?;
-            accumulate(&mut grads, slot.id, Grad::Dense(g))?;
+            }
+            match grads.get(&s.id()) {
+                Some(Grad::Dense(g)) => f(i, g)?,
+                Some(Grad::Sparse(g)) => f(i, &g.to_dense()?)?,
+                None => {}
+            }
         }
-        drop(node);
+        Ok(())
+    };
+    report(0, &grads)?;
+
+    for (pos, node) in nodes.into_iter().enumerate() {
+        sweep_node(node, &mut grads, &source_ids, &leads, &lead, batch, sparse)?;
+        report(pos + 1, &grads)?;
     }
 
     sources
@@ -471,6 +463,91 @@ fn sweep_grads(
             }
         })
         .collect()
+}
+
+/// One node of the sweep: its VJP from the gradients of its outputs, accumulated into
+/// the gradients of its inputs (sparse ones kept as they are when `sparse`).
+fn sweep_node(
+    node: Node,
+    grads: &mut FxHashMap<TensorId, Grad>,
+    source_ids: &FxHashSet<TensorId>,
+    leads: &FxHashSet<TensorId>,
+    lead: &[usize],
+    batch: usize,
+    sparse: bool,
+) -> Result<()> {
+    // A safe point: nothing of the tape changes from here on (a persistent tape's
+    // nodes were copied, a released tape's are dropped with the error).
+    crate::interrupt::check()?;
+    let mut dys = Vec::with_capacity(node.outputs.len());
+    let mut any = false;
+    for o in &node.outputs {
+        let g = if source_ids.contains(&o.id) {
+            grads.get(&o.id).cloned()
+        } else {
+            grads.remove(&o.id)
+        };
+        any |= g.is_some();
+        dys.push(g);
+    }
+    if !any {
+        return Ok(());
+    }
+    // TF's Identity and ReadVariableOp rules hand a sparse gradient on as it is.
+    if sparse && node.op.passes_sparse() && node.inputs.len() == 1 && dys.len() == 1 {
+        if let Some(Grad::Sparse(g)) = &dys[0] {
+            let slot = &node.inputs[0];
+            if slot.dtype.is_differentiable() && leads.contains(&slot.id) {
+                accumulate(grads, slot.id, Grad::Sparse(g.clone()))?;
+            }
+            return Ok(());
+        }
+    }
+    let dys: Vec<Tensor> = node
+        .outputs
+        .iter()
+        .zip(dys)
+        .map(|(o, g)| match g {
+            Some(g) => g.into_dense(),
+            None => {
+                let shape: Vec<usize> = lead.iter().chain(o.shape.iter()).copied().collect();
+                ops::zeros(&shape, o.dtype)
+            }
+        })
+        .collect::<Result<_>>()?;
+    let needs: Vec<bool> = node
+        .inputs
+        .iter()
+        .map(|s| s.dtype.is_differentiable() && leads.contains(&s.id))
+        .collect();
+    if sparse && dys.len() == 1 && needs.len() == 1 && needs[0] {
+        if let Some(g) = node.op.sparse_vjp(&VjpCx::new(&node, &needs, 0), &dys[0]) {
+            accumulate(grads, node.inputs[0].id, Grad::Sparse(g?))?;
+            return Ok(());
+        }
+    }
+    let gs = if batch > 0 && !node.op.batched() {
+        vjp_per_row(&node, &needs, &dys, batch)?
+    } else {
+        ops::run_vjp(&VjpCx::new(&node, &needs, batch), &dys)?
+    };
+    if gs.len() != node.inputs.len() {
+        return Err(Error::Internal(format!(
+            "gradient of {} returned {} values for {} inputs",
+            node.op.name(),
+            gs.len(),
+            node.inputs.len()
+        )));
+    }
+    for ((slot, need), g) in node.inputs.iter().zip(&needs).zip(gs) {
+        let (true, Some(g)) = (*need, g) else {
+            continue;
+        };
+        let g = unbroadcast(g, &slot.shape, batch)?;
+        accumulate(grads, slot.id, Grad::Dense(g))?;
+    }
+    drop(node);
+    Ok(())
 }
 
 /// The ops whose rules ran once per batch row ([`vjp_per_row`]) since the last

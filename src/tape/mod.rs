@@ -21,7 +21,7 @@ use crate::variable::Variable;
 use arena::{Entry, Node};
 
 pub(crate) use backward::unbroadcast;
-pub use backward::{take_per_row_fallbacks, Grad, Source, UnconnectedGradients};
+pub use backward::{take_per_row_fallbacks, Grad, ReadyFn, Source, UnconnectedGradients};
 pub use forward::{Accumulating, ForwardAccumulator};
 pub use stack::any_active;
 
@@ -460,7 +460,7 @@ impl GradientTape {
     {
         let sources: smallvec::SmallVec<[Source<'s>; 4]> =
             sources.iter().map(|s| (*s).into()).collect();
-        backward::gradient(self, targets, &sources, output_gradients, unconnected)
+        backward::gradient(self, targets, &sources, output_gradients, unconnected, None)
     }
 
     /// The gradients of one target with respect to each source (tensors, variables,
@@ -491,6 +491,53 @@ impl GradientTape {
         unconnected: UnconnectedGradients,
     ) -> Result<Vec<Option<Grad>>> {
         backward::gradient_sparse(self, targets, sources, output_gradients, unconnected)
+    }
+
+    /// [`GradientTape::gradient`], calling `ready(i, g)` during the sweep as soon as
+    /// the gradient `g` of `sources[i]` is final (the sweep has passed every recorded op
+    /// that reads it), while the rest is still being computed: data-parallel training
+    /// starts reducing those gradients early. Sources with no gradient are not
+    /// reported; an error from `ready` stops the sweep and is returned.
+    ///
+    /// ```
+    /// use gradtape::{ops, GradientTape, Source, Tensor, UnconnectedGradients};
+    ///
+    /// let a = Tensor::from_vec(vec![1.0f64, 2.0], &[2])?;
+    /// let b = Tensor::scalar(3.0f64);
+    /// let tape = GradientTape::new();
+    /// let y = {
+    ///     let _recording = tape.enter();
+    ///     tape.watch(&a);
+    ///     tape.watch(&b);
+    ///     let h = ops::mul(&a, &a)?; // read first: its gradient is final last
+    ///     ops::reduce_sum(&ops::mul(&h, &b)?, None, false)?
+    /// };
+    /// let mut order = Vec::new();
+    /// let sources = [Source::Tensor(&a), Source::Tensor(&b)];
+    /// let g = tape.gradient_with_ready(&[y], &sources, None, UnconnectedGradients::None, &mut |i, _| {
+    ///     order.push(i);
+    ///     Ok(())
+    /// })?;
+    /// assert_eq!(order, vec![1, 0]); // b's gradient was ready before a's
+    /// assert_eq!(g[1].as_ref().unwrap().to_vec::<f64>()?, vec![5.0]);
+    /// # Ok::<(), gradtape::Error>(())
+    /// ```
+    pub fn gradient_with_ready(
+        &self,
+        targets: &[Tensor],
+        sources: &[Source<'_>],
+        output_gradients: Option<&[Option<Tensor>]>,
+        unconnected: UnconnectedGradients,
+        ready: &mut backward::ReadyFn<'_>,
+    ) -> Result<Vec<Option<Tensor>>> {
+        backward::gradient(
+            self,
+            targets,
+            sources,
+            output_gradients,
+            unconnected,
+            Some(ready),
+        )
     }
 
     /// [`GradientTape::gradient`] from seeds with `batch` leading batch axes (a

@@ -69,6 +69,11 @@ EXCLUDED = {
     "explanations": "mutates a process-wide mode",
     # Writes a file at the path it is given (any string the fuzzer draws).
     "plot_tape": "writes a file at an arbitrary path",
+    # Start MPI (mpi4py) in the worker and install process-wide abort hooks; every
+    # gt.distributed callable runs under mpiexec in test_distributed.py (the others are
+    # fuzzed here, before init: they raise RuntimeError).
+    "distributed.init": "starts MPI and installs abort-on-error hooks for the process",
+    "distributed.shutdown": "frees the communicators init made",
 }
 
 # Dunders fuzzed on classes that define them (operators and conversions); other
