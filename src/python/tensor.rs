@@ -406,21 +406,6 @@ macro_rules! tensor_methods {
                 }
                 Ok(t.to_f64_scalar()? != 0.0)
             }
-            /// `for row in t`: the rows along the first dimension, lazily (TF's
-            /// `__iter__`); a scalar is not iterable.
-            fn __iter__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
-                let py = slf.py();
-                let n: usize = match slf.call_method0("__len__") {
-                    Ok(n) => n.extract()?,
-                    Err(e) if e.is_instance_of::<PyTypeError>(py) => {
-                        return Err(PyTypeError::new_err("Cannot iterate over a scalar tensor."))
-                    }
-                    Err(e) => return Err(e),
-                };
-                let builtins = py.import("builtins")?;
-                let rows = builtins.getattr("range")?.call1((n,))?;
-                builtins.getattr("map")?.call1((slf.getattr("__getitem__")?, rows))
-            }
             fn __getitem__(&$s, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
                 Ok($crate::python::index::getitem(py, &$get, key)?.into())
             }
