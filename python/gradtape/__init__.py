@@ -61,6 +61,7 @@ from .dtypes import double, half
 
 from ._module import Module
 from ._name_scope import name_scope
+from . import saved_model, train
 
 newaxis = None
 
@@ -79,4 +80,4 @@ __all__ += [
     "initializers", "int16", "int32", "int64", "int8", "layers", "linalg", "math", "mod",
     "newaxis", "nn", "optimizers", "random", "uint16", "uint32", "uint64", "uint8",
 ]
-__all__ += ["Module", "name_scope"]
+__all__ += ["Module", "name_scope", "saved_model", "train"]
