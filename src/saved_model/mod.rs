@@ -122,7 +122,7 @@ pub struct SpecDef {
     pub shape: Option<Vec<Option<usize>>>,
 }
 
-/// A node: an op of the vocabulary ([`ops`]) or one of `ReadVariableOp`, `Cond`,
+/// A node: an op of the vocabulary (`docs/saved_model.md`) or one of `ReadVariableOp`, `Cond`,
 /// `While`, `CustomGradient`, with its attributes, inputs and output count.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
