@@ -53,6 +53,12 @@ pub enum Error {
     #[error("interrupted")]
     Interrupted,
 
+    // ---- no gradient (LookupError) ----
+    /// Differentiating through an op that has no gradient function (a custom gradient
+    /// saved without `experimental_custom_gradients`). TF's `LookupError`.
+    #[error("No gradient defined for operation '{0}' (op type: {0})")]
+    NoGradient(String),
+
     // ---- files (DataLossError / OSError) ----
     /// A file that is not what it should be: truncated, corrupted, of an unknown format
     /// version, with pieces missing or sizes that do not match their shapes. The

@@ -92,6 +92,7 @@ pub mod io;
 pub mod kernels;
 pub mod ops;
 pub mod pool;
+pub mod saved_model;
 pub mod size;
 pub mod tape;
 pub mod tensor;

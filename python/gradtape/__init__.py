@@ -67,6 +67,7 @@ from ._indexed_slices import IndexedSlices
 from ._module import Module
 from ._name_scope import name_scope
 from . import distributed  # mpi4py is imported by gt.distributed.init(), not here
+from . import saved_model, train
 
 newaxis = None
 
@@ -90,3 +91,4 @@ __all__ += ["Module", "name_scope"]
 __all__ += ["IndexedSlices"]
 __all__ += ["keras", "data", "TensorArray", "device", "init_scope", "py_function"]
 __all__ += ["distributed"]
+__all__ += ["Module", "name_scope", "saved_model", "train"]

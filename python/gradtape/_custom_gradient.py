@@ -109,6 +109,13 @@ def _custom_gradient(f: _F, record_body: bool = True) -> _F:
                 )
             return gx, gv
 
+        if _native._is_tracing():
+            from . import saved_model
+
+            if saved_model._saving() is not None:
+                # Traced by gt.saved_model.save: the gradient is traced too.
+                outs = saved_model._record_custom_for_saving(inputs, flat_y, variables, callback)
+                return _nest.pack_sequence_as(y, outs)
         outs = _native._record_custom(inputs, flat_y, variables, callback)
         return _nest.pack_sequence_as(y, outs)
 

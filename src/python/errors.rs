@@ -1,8 +1,8 @@
 //! The one place where engine errors become Python exceptions.
 
 use pyo3::exceptions::{
-    PyFileNotFoundError, PyIsADirectoryError, PyKeyboardInterrupt, PyMemoryError, PyOSError,
-    PyPermissionError, PyRuntimeError, PyTypeError, PyValueError,
+    PyFileNotFoundError, PyIsADirectoryError, PyKeyboardInterrupt, PyLookupError, PyMemoryError,
+    PyOSError, PyPermissionError, PyRuntimeError, PyTypeError, PyValueError,
 };
 use pyo3::prelude::*;
 
@@ -59,6 +59,7 @@ impl From<Error> for PyErr {
             Error::Tape(_) => PyRuntimeError::new_err(e.to_string()),
             Error::Internal(_) => InternalError::new_err(e.to_string()),
             Error::DataLoss(_) => DataLossError::new_err(e.to_string()),
+            Error::NoGradient(_) => PyLookupError::new_err(e.to_string()),
             Error::Io { ref source, .. } => {
                 let msg = e.to_string();
                 match source.kind() {

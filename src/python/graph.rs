@@ -202,7 +202,7 @@ type VariablePair<'py> = (Bound<'py, PyVariable>, Bound<'py, PyVariable>);
 /// A traced graph, run with the GIL released.
 #[pyclass(frozen, name = "_Graph", module = "gradtape")]
 pub(crate) struct PyGraph {
-    g: Arc<Graph>,
+    pub(crate) g: Arc<Graph>,
 }
 
 #[pymethods]

@@ -15,6 +15,7 @@ mod forward;
 pub(crate) mod graph;
 mod index;
 mod io;
+mod saved_model;
 mod tape;
 pub(crate) mod tensor;
 mod variable;
@@ -82,6 +83,7 @@ fn _gradtape(m: &Bound<'_, PyModule>) -> PyResult<()> {
     debugging::register(m)?;
     graph::register(m)?;
     io::register(m)?;
+    saved_model::register(m)?;
     m.add_function(wrap_pyfunction!(entry::_panic_for_test, m)?)?;
     Ok(())
 }

@@ -1,0 +1,407 @@
+"""Checkpoints: the values of a model's variables and an optimizer's state, saved and
+restored. TF equivalent: ``tf.train``.
+
+``gt.train.Checkpoint(model=model, optimizer=opt)`` saves every variable reachable from
+its keyword arguments (modules and layers are walked as ``gt.Module.variables`` walks
+them; an optimizer contributes its step counter and its slots, e.g. Adam's ``m`` and
+``v``), under names made of the attribute path (``model/dense/kernel``). ``restore``
+assigns the saved values to the variables found at the same paths (and creates an
+optimizer's slots), so a training run stopped and resumed from a checkpoint continues
+exactly as if it had not stopped. As in TF, the state of random generators is not part
+of a checkpoint: a model that draws random numbers (dropout, ``gt.random``) resumes with
+other draws unless it seeds them itself.
+
+A checkpoint is one safetensors file, ``<prefix>.safetensors``, with metadata
+``{"format": "gradtape.checkpoint", "version": "1"}``; a directory's ``checkpoint`` file
+(JSON) names its latest checkpoints (``docs/saved_model.md``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from . import _safetensors
+from ._gradtape import Variable as _NativeVariable
+from ._module import Module
+from ._variable import Variable
+
+__all__ = ["Checkpoint", "CheckpointManager", "latest_checkpoint"]
+
+FORMAT = "gradtape.checkpoint"
+VERSION = "1"
+_SUFFIX = ".safetensors"
+_SLOT = ".OPTIMIZER_SLOT"
+_STATE_FILE = "checkpoint"
+
+
+def _is_optimizer(x: Any) -> bool:
+    from .optimizers._base import Optimizer
+
+    return isinstance(x, Optimizer)
+
+
+def _private_parts(path: tuple[str, ...]) -> int:
+    return sum(p.startswith("_") for p in path)
+
+
+class _Walk:
+    """The variables (each under its best path) and optimizers reachable from roots."""
+
+    def __init__(self, roots: Mapping[str, Any]) -> None:
+        self.paths: dict[int, tuple[tuple[str, ...], _NativeVariable]] = {}
+        self.optimizers: list[tuple[tuple[str, ...], Any]] = []
+        for name in sorted(roots):
+            self._visit(roots[name], (name,), set())
+
+    def _offer(self, path: tuple[str, ...], v: _NativeVariable) -> None:
+        old = self.paths.get(id(v))
+        # One name per variable: the path with the fewest private attributes, then the
+        # shortest (``dense/kernel`` rather than ``dense/_weights/0``).
+        if old is None or (_private_parts(path), len(path), path) < (_private_parts(old[0]), len(old[0]), old[0]):
+            self.paths[id(v)] = (path, v)
+
+    def _visit(self, x: Any, path: tuple[str, ...], active: set[int]) -> None:
+        if isinstance(x, _NativeVariable):
+            self._offer(path, x)
+            return
+        if id(x) in active:
+            return
+        if isinstance(x, (list, tuple)):
+            items: Any = [(str(i), y) for i, y in enumerate(x)]
+        elif isinstance(x, Mapping):
+            items = [(str(k), x[k]) for k in sorted(x, key=str)]
+        elif isinstance(x, Checkpoint):
+            items = sorted(x._children.items())
+        elif _is_optimizer(x):
+            if not any(o is x for _, o in self.optimizers):
+                self.optimizers.append((path, x))
+            items = [("iterations", x.iterations)]
+        elif isinstance(x, Module):
+            items = [(k, vars(x)[k]) for k in sorted(vars(x)) if k not in x._TF_MODULE_IGNORED_PROPERTIES]
+        else:
+            return
+        active.add(id(x))
+        for k, y in items:
+            self._visit(y, path + (k,), active)
+        active.discard(id(x))
+
+    def named_variables(self) -> dict[str, _NativeVariable]:
+        return {"/".join(p): v for p, v in self.paths.values()}
+
+
+def _slot_name(opt_path: tuple[str, ...], var_path: str, key: str) -> str:
+    return "/".join(opt_path) + f"/{_SLOT}/{var_path}/{key}"
+
+
+def _prefix_file(path: str | os.PathLike[str]) -> str:
+    path = os.fspath(path)
+    return path if path.endswith(_SUFFIX) else path + _SUFFIX
+
+
+def _strip(path: str) -> str:
+    return path[: -len(_SUFFIX)] if path.endswith(_SUFFIX) else path
+
+
+class CheckpointLoadStatus:
+    """What a ``restore`` matched. TF equivalent: the status ``Checkpoint.restore``
+    returns."""
+
+    def __init__(self, unused: list[str], unmatched: list[str]) -> None:
+        self._unused = unused
+        self._unmatched = unmatched
+
+    def assert_consumed(self) -> CheckpointLoadStatus:
+        """Raises ``AssertionError`` unless every saved value was restored and every
+        variable of the objects got a value."""
+        if self._unused:
+            raise AssertionError(f"Unresolved values in the checkpoint: {self._unused}")
+        return self.assert_existing_objects_matched()
+
+    def assert_existing_objects_matched(self) -> CheckpointLoadStatus:
+        """Raises ``AssertionError`` if a variable of the objects has no saved value."""
+        if self._unmatched:
+            raise AssertionError(f"Variables with no value in the checkpoint: {self._unmatched}")
+        return self
+
+    def expect_partial(self) -> CheckpointLoadStatus:
+        """Silences the checks (a partial restore is intended)."""
+        return self
+
+
+class Checkpoint:
+    """Saves and restores variables and optimizer state. TF equivalent:
+    ``tf.train.Checkpoint``.
+
+    >>> import gradtape as gt, tempfile, os
+    >>> d = tempfile.mkdtemp()
+    >>> v = gt.Variable(1.0)
+    >>> ckpt = gt.train.Checkpoint(v=v)
+    >>> path = ckpt.save(os.path.join(d, "ckpt"))
+    >>> os.path.basename(path)
+    'ckpt-1'
+    >>> _ = v.assign(5.0)
+    >>> _ = ckpt.restore(path).assert_consumed()
+    >>> float(v)
+    1.0
+    """
+
+    def __init__(self, root: Any = None, **kwargs: Any) -> None:
+        children = dict(kwargs)
+        if root is not None:
+            children["root"] = root
+        for k, x in children.items():
+            if x is None or not (
+                isinstance(x, (_NativeVariable, Module, Checkpoint, list, tuple, dict)) or _is_optimizer(x)
+            ):
+                raise ValueError(
+                    f"`Checkpoint` was expecting a trackable object (a Module, layer, Variable, "
+                    f"optimizer or Checkpoint) for {k!r}, got {x!r}."
+                )
+        self._children = children
+        self._save_counter: Variable | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        children = self.__dict__.get("_children", {})
+        if name in children:
+            return children[name]
+        raise AttributeError(name)
+
+    @property
+    def save_counter(self) -> Variable:
+        """How many times ``save`` ran (saved and restored with the checkpoint)."""
+        if self._save_counter is None:
+            self._save_counter = Variable(0, trainable=False, name="save_counter", dtype="int64")
+        return self._save_counter
+
+    def _values(self) -> tuple[dict[str, Any], _Walk]:
+        walk = _Walk({**self._children, "save_counter": self.save_counter})
+        named = walk.named_variables()
+        by_id = {id(v): n for n, v in named.items()}
+        tensors: dict[str, Any] = dict(named)
+        for opt_path, opt in walk.optimizers:
+            for v_id, slots in opt._slots.items():
+                v = next((v for v in named.values() if v._unique_id == v_id), None)
+                if v is None:
+                    continue  # a variable the checkpoint does not hold
+                for key, slot in slots.items():
+                    tensors[_slot_name(opt_path, by_id[id(v)], key)] = slot
+        return tensors, walk
+
+    def write(self, file_prefix: str | os.PathLike[str]) -> str:
+        """Writes the checkpoint to ``file_prefix`` (as ``<file_prefix>.safetensors``);
+        returns ``file_prefix``."""
+        tensors, _ = self._values()
+        path = _prefix_file(file_prefix)
+        d = os.path.dirname(path)
+        if d:
+            os.makedirs(d, exist_ok=True)
+        _safetensors.save_file(tensors, path, {"format": FORMAT, "version": VERSION})
+        return _strip(path)
+
+    def save(self, file_prefix: str | os.PathLike[str]) -> str:
+        """Writes ``<file_prefix>-<n>`` (``n`` the new ``save_counter``), records it as
+        the directory's latest checkpoint, and returns that path."""
+        self.save_counter.assign_add(1)
+        path = self.write(f"{os.fspath(file_prefix)}-{int(self.save_counter.numpy())}")
+        _record_state(os.path.dirname(path) or ".", path, None)
+        return path
+
+    def read(self, save_path: str | os.PathLike[str]) -> CheckpointLoadStatus:
+        """Restores from ``save_path`` (a path ``save`` or ``write`` returned)."""
+        return self.restore(save_path)
+
+    def restore(self, save_path: str | os.PathLike[str] | None) -> CheckpointLoadStatus:
+        """Assigns the values saved at ``save_path`` to the variables at the same paths
+        (``None``: nothing to restore). Every value is read and checked before any
+        variable changes: a bad or mismatched file changes nothing."""
+        if save_path is None:
+            return CheckpointLoadStatus([], [])
+        saved, meta = _safetensors.load_file_with_metadata(_prefix_file(save_path))
+        from .errors import DataLossError
+
+        if meta.get("format") != FORMAT:
+            raise DataLossError(f"{save_path}: not a gradtape checkpoint (metadata {meta})")
+        if meta.get("version") != VERSION:
+            raise DataLossError(
+                f"{save_path}: unsupported checkpoint version {meta.get('version')!r} (this gradtape reads {VERSION})"
+            )
+        tensors, walk = self._values()
+        named = walk.named_variables()
+        plan: list[tuple[Any, Any]] = []
+        used = set()
+        for name, v in named.items():
+            if name in saved:
+                plan.append((v, saved[name]))
+                used.add(name)
+        new_slots = []
+        for opt_path, opt in walk.optimizers:
+            head = "/".join(opt_path) + f"/{_SLOT}/"
+            for name, value in saved.items():
+                if not name.startswith(head):
+                    continue
+                var_path, _, key = name[len(head):].rpartition("/")
+                target = named.get(var_path)
+                if target is None:
+                    continue
+                v = target
+                used.add(name)
+                slot = opt._slots.get(v._unique_id, {}).get(key)
+                if slot is None:
+                    new_slots.append((opt, v, key, value))
+                else:
+                    plan.append((slot, value))
+        for v, value in plan:
+            if tuple(v.shape) != tuple(value.shape) or v.dtype != value.dtype:
+                raise ValueError(
+                    f"Checkpoint value for {v.name} is {value.dtype.name} {tuple(value.shape)} but the variable "
+                    f"is {v.dtype.name} {tuple(v.shape)}"
+                )
+        for v, value in plan:
+            v.assign(value)
+        for opt, v, key, value in new_slots:
+            opt._slots.setdefault(v._unique_id, {})[key] = Variable(
+                value, trainable=False, name=f"{v.name.split(':')[0]}/{key}"
+            )
+        unused = sorted(set(saved) - used)
+        unmatched = sorted(n for n in named if n not in used)
+        return CheckpointLoadStatus(unused, unmatched)
+
+
+def _state_path(directory: str) -> str:
+    return os.path.join(directory, _STATE_FILE)
+
+
+def _read_state(directory: str) -> dict[str, Any] | None:
+    try:
+        with open(_state_path(directory), encoding="utf-8") as f:
+            state = json.load(f)
+    except (OSError, ValueError):
+        return None
+    if not isinstance(state, dict) or not isinstance(state.get("model_checkpoint_path"), str):
+        return None
+    return state
+
+
+def _record_state(directory: str, latest: str, all_paths: list[str] | None) -> None:
+    state = _read_state(directory) or {}
+    paths = list(state.get("all_model_checkpoint_paths", [])) if all_paths is None else list(all_paths)
+    rel = os.path.relpath(latest, directory)
+    if all_paths is None:
+        paths = [p for p in paths if p != rel] + [rel]
+    else:
+        paths = [os.path.relpath(p, directory) for p in paths]
+    tmp = _state_path(directory) + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump({"model_checkpoint_path": rel, "all_model_checkpoint_paths": paths}, f, indent=1)
+    os.replace(tmp, _state_path(directory))
+
+
+def latest_checkpoint(checkpoint_dir: str | os.PathLike[str]) -> str | None:
+    """The path of the newest checkpoint saved in ``checkpoint_dir`` (``None`` if none).
+    TF equivalent: ``tf.train.latest_checkpoint``."""
+    d = os.fspath(checkpoint_dir)
+    state = _read_state(d)
+    if state is None:
+        return None
+    path = os.path.join(d, state["model_checkpoint_path"])
+    return path if os.path.exists(_prefix_file(path)) else None
+
+
+class CheckpointManager:
+    """Numbered checkpoints in a directory, keeping the newest ``max_to_keep``.
+    TF equivalent: ``tf.train.CheckpointManager``."""
+
+    def __init__(
+        self,
+        checkpoint: Checkpoint,
+        directory: str | os.PathLike[str],
+        max_to_keep: int | None,
+        keep_checkpoint_every_n_hours: float | None = None,
+        checkpoint_name: str = "ckpt",
+        step_counter: Any = None,
+        checkpoint_interval: int | None = None,
+        init_fn: Any = None,
+    ) -> None:
+        if not isinstance(checkpoint, Checkpoint):
+            raise TypeError(f"CheckpointManager expects a gt.train.Checkpoint, got {type(checkpoint).__name__}")
+        if max_to_keep is not None and (not isinstance(max_to_keep, int) or max_to_keep <= 0):
+            raise ValueError(f"max_to_keep must be a positive integer or None, got {max_to_keep!r}")
+        if checkpoint_interval is not None and step_counter is None:
+            raise ValueError("`step_counter` should be passed if `checkpoint_interval` is not None.")
+        self._checkpoint = checkpoint
+        self._directory = os.fspath(directory)
+        self._max_to_keep = max_to_keep
+        self._keep_hours = keep_checkpoint_every_n_hours
+        self._prefix = os.path.join(self._directory, checkpoint_name)
+        self._step_counter = step_counter
+        self._interval = checkpoint_interval
+        self._init_fn = init_fn
+        self._last_kept = time.time()
+        self._last_step: int | None = None
+        state = _read_state(self._directory)
+        self._checkpoints: list[str] = []
+        if state is not None:
+            for p in state.get("all_model_checkpoint_paths", []):
+                full = os.path.join(self._directory, p)
+                if isinstance(p, str) and os.path.exists(_prefix_file(full)):
+                    self._checkpoints.append(full)
+
+    @property
+    def directory(self) -> str:
+        return self._directory
+
+    @property
+    def checkpoints(self) -> list[str]:
+        """The paths of the kept checkpoints, oldest first."""
+        return list(self._checkpoints)
+
+    @property
+    def latest_checkpoint(self) -> str | None:
+        """The newest checkpoint's path (``None`` before the first save)."""
+        return self._checkpoints[-1] if self._checkpoints else None
+
+    @property
+    def checkpoint_interval(self) -> int | None:
+        return self._interval
+
+    def save(self, checkpoint_number: int | None = None, check_interval: bool = True) -> str | None:
+        """Saves a checkpoint numbered ``checkpoint_number`` (default: the checkpoint's
+        ``save_counter``), deletes the oldest beyond ``max_to_keep``, and returns its
+        path (``None`` if ``checkpoint_interval`` steps have not passed)."""
+        if self._interval is not None and check_interval:
+            step = int(self._step_counter.numpy() if hasattr(self._step_counter, "numpy") else self._step_counter)
+            if self._last_step is not None and step < self._last_step + self._interval:
+                return None
+            self._last_step = step
+        ckpt = self._checkpoint
+        ckpt.save_counter.assign_add(1)
+        n = int(ckpt.save_counter.numpy()) if checkpoint_number is None else int(checkpoint_number)
+        path = ckpt.write(f"{self._prefix}-{n}")
+        self._checkpoints = [p for p in self._checkpoints if p != path] + [path]
+        if self._max_to_keep is not None:
+            while len(self._checkpoints) > self._max_to_keep:
+                old = self._checkpoints.pop(0)
+                keep = self._keep_hours is not None and time.time() - self._last_kept >= self._keep_hours * 3600
+                if keep:
+                    self._last_kept = time.time()
+                    continue
+                try:
+                    os.remove(_prefix_file(old))
+                except FileNotFoundError:
+                    pass
+        _record_state(self._directory, path, self._checkpoints)
+        return path
+
+    def restore_or_initialize(self) -> str | None:
+        """Restores the latest checkpoint if there is one (returning its path), else
+        calls ``init_fn`` (if given) and returns ``None``."""
+        if self.latest_checkpoint is not None:
+            self._checkpoint.restore(self.latest_checkpoint)
+            return self.latest_checkpoint
+        if self._init_fn is not None:
+            self._init_fn()
+        return None

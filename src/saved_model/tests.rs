@@ -1,0 +1,176 @@
+use super::*;
+use crate::graph;
+use crate::ops as o;
+
+fn traced_model() -> (Graph, Variable) {
+    // f(x) = sum(exp(x) * w), w a variable.
+    let w = Variable::new(
+        Tensor::from_vec(vec![1.0f64, 2.0], &[2]).unwrap(),
+        true,
+        Some("w"),
+    );
+    let x = Tensor::from_vec(vec![0.5f64, -1.0], &[2]).unwrap();
+    let spec = Spec {
+        dtype: DType::F64,
+        shape: Some(vec![None]),
+    };
+    let w2 = w.clone();
+    let traced = graph::trace(&[x], vec![spec], move |xs| {
+        let e = graph::elementwise1(o::exp, &xs[0])?;
+        let m = graph::elementwise2(o::multiply, &e, &w2.read())?;
+        Ok(vec![graph::op("Sum", "None,false", &[&m], |a| {
+            o::reduce_sum(&a[0], None, false)
+        })?])
+    })
+    .unwrap();
+    (traced.graph, w)
+}
+
+fn encode(g: &Graph, w: &Variable) -> (GraphDef, Vec<Tensor>) {
+    let index = |v: &Variable| (v.id() == w.id()).then_some(0);
+    let mut enc = Encoder {
+        variable_index: &index,
+        constants: Vec::new(),
+    };
+    let def = enc.encode(g).unwrap();
+    (def, enc.constants)
+}
+
+fn model_def(g: GraphDef) -> SavedModelDef {
+    SavedModelDef {
+        format: FORMAT.into(),
+        version: VERSION,
+        variables: vec![VariableDef {
+            name: "w:0".into(),
+            dtype: "float64".into(),
+            shape: vec![2],
+            trainable: true,
+        }],
+        functions: vec![FunctionDef {
+            name: "f".into(),
+            graph: g,
+            input_structure: Json::Null,
+            output_structure: Json::Null,
+        }],
+        signatures: [("serving_default".to_string(), 0)].into_iter().collect(),
+        objects: vec![ObjectDef::Module {
+            class: "M".into(),
+            children: BTreeMap::new(),
+        }],
+    }
+}
+
+#[test]
+fn a_traced_graph_round_trips_and_differentiates() {
+    let (g, w) = traced_model();
+    let (def, consts) = encode(&g, &w);
+    let ops: Vec<&str> = def.nodes.iter().map(|n| n.op.as_str()).collect();
+    assert_eq!(ops, ["Unary", "ReadVariableOp", "Binary", "Sum"]);
+    let text = serde_json::to_string(&model_def(def)).unwrap();
+    let parsed = parse(text.as_bytes()).unwrap();
+    check(&parsed, consts.len()).unwrap();
+    let w_loaded = Variable::new(w.value_unrecorded(), true, Some("w"));
+    let model = build(parsed, consts, vec![w_loaded.clone()]).unwrap();
+    let f = model.signature("serving_default").unwrap();
+    let x = Tensor::from_vec(vec![0.0f64, 1.0, 2.0], &[3]);
+    // Another shape than the trace's: the spec's dimension is None.
+    assert!(
+        f.call(&[x.unwrap()]).is_err(),
+        "w has 2 elements: broadcasting fails"
+    );
+    let x = Tensor::from_vec(vec![0.0f64, 1.0], &[2]).unwrap();
+    let tape = crate::GradientTape::new();
+    let y = {
+        let _r = tape.enter();
+        tape.watch(&x);
+        f.call(std::slice::from_ref(&x)).unwrap().remove(0)
+    };
+    let e1 = 1f64.exp();
+    assert!((y.to_vec::<f64>().unwrap()[0] - (1.0 + 2.0 * e1)).abs() < 1e-12);
+    let g = tape.gradient1(&y, &x).unwrap().unwrap();
+    let g = g.to_vec::<f64>().unwrap();
+    assert!((g[0] - 1.0).abs() < 1e-12 && (g[1] - 2.0 * e1).abs() < 1e-12);
+    // The loaded function reads the loaded variable as it is now.
+    w_loaded
+        .assign(&Tensor::from_vec(vec![0.0f64, 0.0], &[2]).unwrap())
+        .unwrap();
+    assert_eq!(f.call(&[x]).unwrap()[0].to_vec::<f64>().unwrap(), vec![0.0]);
+}
+
+fn bad(mutate: impl FnOnce(&mut Json)) -> String {
+    let (g, w) = traced_model();
+    let (def, consts) = encode(&g, &w);
+    let mut v = serde_json::to_value(model_def(def)).unwrap();
+    mutate(&mut v);
+    let text = serde_json::to_vec(&v).unwrap();
+    let r = parse(&text).and_then(|d| {
+        check(&d, consts.len())?;
+        build(d, consts.clone(), vec![w.clone()]).map(|_| ())
+    });
+    match r {
+        Err(Error::DataLoss(m)) => m,
+        Err(e) => panic!("not a DataLoss error: {e}"),
+        Ok(()) => panic!("accepted"),
+    }
+}
+
+#[test]
+fn bad_structures_are_refused_naming_what_is_wrong() {
+    assert!(bad(|v| v["version"] = 2.into()).contains("unsupported SavedModel format version 2"));
+    assert!(bad(|v| v["format"] = "x".into()).contains("not a gradtape SavedModel"));
+    assert!(
+        bad(|v| v["functions"][0]["graph"]["nodes"][2]["inputs"][0] =
+            serde_json::json!({"node": [7, 0]}))
+        .contains("does not exist")
+    );
+    assert!(
+        bad(|v| v["functions"][0]["graph"]["nodes"][1]["attrs"]["variable"] = 5.into())
+            .contains("variable 5")
+    );
+    assert!(
+        bad(|v| v["functions"][0]["graph"]["nodes"][0]["op"] = "Launch".into())
+            .contains("unknown op")
+    );
+    assert!(
+        bad(|v| v["functions"][0]["graph"]["nodes"][0]["attrs"]["fn"] = "system".into())
+            .contains("unknown unary op")
+    );
+    assert!(
+        bad(|v| v["functions"][0]["graph"]["nodes"][3]["inputs"] = serde_json::json!([]))
+            .contains("number of inputs")
+    );
+    assert!(
+        bad(|v| v["functions"][0]["graph"]["nodes"][3]["attrs"]["keepdims"] = 3.into())
+            .contains("keepdims")
+    );
+    assert!(
+        bad(|v| v["functions"][0]["graph"]["outputs"][0] = serde_json::json!({"const": 0}))
+            .contains("does not exist")
+    );
+    assert!(bad(|v| v["signatures"]["serving_default"] = 9.into()).contains("function 9"));
+    assert!(bad(|v| v["objects"] = serde_json::json!([])).contains("no root"));
+    assert!(bad(|v| v["objects"][0]["children"]["a"] = 4.into()).contains("object 4"));
+    assert!(bad(|v| v["variables"][0]["dtype"] = "float128".into()).contains("float128"));
+    assert!(
+        bad(|v| v["functions"][0]["graph"]["inputs"][0]["dtype"] = "q".into()).contains("\"q\"")
+    );
+    assert!(bad(|v| v["surprise"] = 1.into()).contains("malformed"));
+}
+
+#[test]
+fn hostile_nesting_is_refused() {
+    // A Cond whose then-branch holds a Cond ... deeper than MAX_DEPTH.
+    let mut g = serde_json::json!({"inputs": [], "consts": [], "nodes": [], "outputs": []});
+    for _ in 0..MAX_DEPTH + 2 {
+        g = serde_json::json!({"inputs": [], "consts": [], "outputs": [], "nodes": [
+            {"op": "Zeros", "attrs": {"shape": [], "dtype": "bool"}, "inputs": [], "outputs": 1},
+            {"op": "Cond", "attrs": {"then": g, "else": {"inputs": [], "consts": [], "nodes": [], "outputs": []}},
+             "inputs": [{"node": [0, 0]}], "outputs": 0}
+        ]});
+    }
+    let m = bad(|v| v["functions"][0]["graph"] = g);
+    assert!(
+        m.contains("nested too deeply") || m.contains("recursion"),
+        "{m}"
+    );
+}
