@@ -363,3 +363,48 @@ def test_layer_add_weight_keras3_form():
     layer(gt.ones([1, 3]))
     assert [v.name for v in layer.variables] == ["l/w:0", "l/b:0"]
     assert [tuple(v.shape) for v in layer.variables] == [(3, 2), (2,)]
+
+
+@pytest.mark.parametrize("name", ["model.weights.h5", "model.safetensors"])
+def test_save_and_load_weights(tmp_path, name):
+    x, _ = _data()
+    m = _compiled()
+    path = tmp_path / name
+    m.save_weights(path)
+    want = m(x).numpy()
+    m2 = _sequential()  # other random weights
+    assert not np.allclose(m2(x).numpy(), want)
+    m2.load_weights(str(path))
+    np.testing.assert_array_equal(m2(x).numpy(), want)
+    # A subclassed model and the functional form read the same file (same variables).
+    sub = Subclassed()
+    sub(x[:1])
+    sub.load_weights(path)
+    np.testing.assert_array_equal(sub(x).numpy(), want)
+    # The file is a safetensors file with the variables in order.
+    from gradtape import _safetensors
+
+    tensors = _safetensors.load_file(path)
+    assert [tuple(t.shape) for _, t in sorted(tensors.items())] == SHAPES
+    with pytest.raises(FileExistsError):
+        m.save_weights(path, overwrite=False)
+
+
+def test_load_weights_errors(tmp_path):
+    path = tmp_path / "w.weights.h5"
+    _sequential().save_weights(path)
+    with pytest.raises(ValueError, match="no variables yet"):
+        Subclassed().load_weights(path)
+    other = keras.Sequential([keras.layers.Dense(2, input_shape=(5,))])
+    with pytest.raises(ValueError, match="holds 4 variables"):
+        other.load_weights(path)
+    wrong = keras.Sequential([keras.layers.Dense(8, input_shape=(4,)), keras.layers.Dense(3)])
+    with pytest.raises(ValueError, match="shape"):
+        wrong.load_weights(path)
+    from gradtape import _safetensors
+
+    _safetensors.save_file({"a": gt.ones([2])}, tmp_path / "plain.safetensors")
+    with pytest.raises(ValueError, match="not a gradtape weights file"):
+        _sequential().load_weights(tmp_path / "plain.safetensors")
+    with pytest.raises(FileNotFoundError):
+        _sequential().load_weights(tmp_path / "missing.weights.h5")

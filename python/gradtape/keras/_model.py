@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import inspect
 import math
+import os
 import time
 from collections.abc import Iterable
 from typing import Any
@@ -16,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from .._gradtape import Tensor, convert_to_tensor, zeros
-from .._variable import Variable
+from .._gradtape import Variable  # the native class (gt.Variable subclasses it)
 from ..layers._base import Layer
 from ..layers.sequential import Sequential as _LayersSequential
 from ..layers.sequential import _accepts_training
@@ -154,6 +155,8 @@ def _trainable(layer: Layer, v: Variable) -> bool:
     return bool(v.trainable)
 
 
+_WEIGHTS_FORMAT = "gradtape.keras.weights/1"
+
 # --- Model --------------------------------------------------------------------
 
 
@@ -187,6 +190,11 @@ class Model(Layer):
     4
     """
 
+    # The training state is not part of the model's module walk.
+    _TF_MODULE_IGNORED_PROPERTIES = Layer._TF_MODULE_IGNORED_PROPERTIES | frozenset(
+        {"_gt_compiled", "optimizer", "_loss_tracker", "history", "_gt_inputs", "_gt_outputs"}
+    )
+
     def __new__(cls, *args: Any, **kwargs: Any) -> Any:
         if cls is Model and (args or "inputs" in kwargs or "outputs" in kwargs):
             return super().__new__(Functional)
@@ -210,13 +218,13 @@ class Model(Layer):
         return [c for c in _attr_children(self) if isinstance(c, Layer)]
 
     @property
-    def variables(self) -> list[Variable]:
+    def variables(self) -> list[Variable]:  # type: ignore[override]
         return _all_variables(self, set())
 
     weights = variables
 
     @property
-    def trainable_variables(self) -> list[Variable]:
+    def trainable_variables(self) -> list[Variable]:  # type: ignore[override]
         if not self.trainable:
             return []
         return [v for v in self._trainable_walk()]
@@ -224,7 +232,7 @@ class Model(Layer):
     trainable_weights = trainable_variables
 
     @property
-    def non_trainable_variables(self) -> list[Variable]:
+    def non_trainable_variables(self) -> list[Variable]:  # type: ignore[override]
         trainable = {id(v) for v in self.trainable_variables}
         return [v for v in self.variables if id(v) not in trainable]
 
@@ -233,10 +241,10 @@ class Model(Layer):
     def _trainable_walk(self) -> list[Variable]:
         out: list[Variable] = []
         seen: set[int] = set()
-        for v in self._weights:
-            if v.trainable and id(v) not in seen:
-                seen.add(id(v))
-                out.append(v)
+        for w in self._weights:
+            if w.trainable and id(w) not in seen:
+                seen.add(id(w))
+                out.append(w)
         for layer in self.layers:
             for v in layer.trainable_variables if not isinstance(layer, Model) else layer._trainable_walk():
                 if id(v) not in seen:
@@ -272,6 +280,54 @@ class Model(Layer):
                 raise ValueError(f"Weight {v.name} has shape {tuple(v.shape)}, received an array of shape {w.shape}")
         for v, w in zip(mine, weights):
             v.assign(convert_to_tensor(np.asarray(w), dtype=v.dtype))
+
+    def save_weights(self, filepath: str | os.PathLike[str], overwrite: bool = True) -> None:
+        """Writes the model's variables to ``filepath`` in gradtape's safetensors
+        format (any name, Keras' ``.weights.h5`` included: the content is safetensors,
+        not HDF5). TF equivalent: ``tf.keras.Model.save_weights``."""
+        from .. import _safetensors
+
+        path = os.fspath(filepath)
+        if not overwrite and os.path.exists(path):
+            raise FileExistsError(f"{path} exists and overwrite=False")
+        weights = self.weights
+        tensors = {f"{i:06d}/{v.name}": v for i, v in enumerate(weights)}
+        meta = {"format": _WEIGHTS_FORMAT, "model": self.name, "count": str(len(weights))}
+        _safetensors.save_file(tensors, path, metadata=meta)
+
+    def load_weights(self, filepath: str | os.PathLike[str], skip_mismatch: bool = False, **kwargs: Any) -> None:
+        """Assigns the variables saved by ``save_weights``, in order; the model must
+        be built and have the same variables (count, shapes and dtypes).
+        TF equivalent: ``tf.keras.Model.load_weights``."""
+        from .. import _safetensors, cast
+
+        if kwargs:
+            raise TypeError(f"load_weights() got an unexpected keyword argument {sorted(kwargs)[0]!r}")
+        path = os.fspath(filepath)
+        tensors, meta = _safetensors.load_file_with_metadata(path)
+        if meta.get("format") != _WEIGHTS_FORMAT:
+            raise ValueError(f"{path} is not a gradtape weights file (written by Model.save_weights)")
+        saved = [tensors[k] for k in sorted(tensors)]
+        mine = self.weights
+        if not self.built or not mine:
+            raise ValueError(
+                f"Model {self.name} has no variables yet: build it (call it on a batch) before load_weights"
+            )
+        if len(saved) != len(mine):
+            raise ValueError(
+                f"The weights file {path} holds {len(saved)} variables, model {self.name} has {len(mine)}"
+            )
+        pairs = []
+        for v, t in zip(mine, saved):
+            if tuple(t.shape) != tuple(v.shape):
+                if skip_mismatch:
+                    continue
+                raise ValueError(
+                    f"Variable {v.name} has shape {tuple(v.shape)}, the saved value has shape {tuple(t.shape)}"
+                )
+            pairs.append((v, t if t.dtype == v.dtype else cast(t, v.dtype)))
+        for v, t in pairs:
+            v.assign(t)
 
     def __call__(self, inputs: Any, *args: Any, **kwargs: Any) -> Any:
         # Keras passes `training` only to a `call` that takes it.
@@ -777,7 +833,7 @@ class Functional(Model):
         return _flatten(self._gt_outputs)
 
     @property
-    def variables(self) -> list[Variable]:
+    def variables(self) -> list[Variable]:  # type: ignore[override]
         seen: set[int] = set()
         out = []
         for layer in self._gt_layers:
@@ -943,7 +999,7 @@ class Sequential(Model, _LayersSequential):
         return x
 
     @property
-    def variables(self) -> list[Variable]:
+    def variables(self) -> list[Variable]:  # type: ignore[override]
         return _LayersSequential.variables.fget(self)  # type: ignore[attr-defined]
 
     weights = variables
