@@ -113,14 +113,17 @@ def embedding_lookup(params: Any, ids: Any, max_norm: float | None = None, name:
     0 in order) at ``ids``. With ``max_norm``, each looked-up embedding whose L2 norm
     is larger is scaled down to it. TF equivalent: ``tf.nn.embedding_lookup``.
 
-    The gradient with respect to ``params`` is TF's ``IndexedSlices`` densified:
-    the incoming rows scatter-added at ``ids`` (repeated ids accumulate).
+    The gradient with respect to ``params`` is TF's ``gt.IndexedSlices``: the incoming
+    rows at ``ids``; densified, they are scatter-added (repeated ids accumulate).
 
     >>> import gradtape as gt
     >>> e = gt.Variable([[0.0, 1.0], [2.0, 3.0], [4.0, 5.0]])
     >>> with gt.GradientTape() as t:
     ...     y = gt.reduce_sum(gt.nn.embedding_lookup(e, [2, 0, 2]))
-    >>> print(t.gradient(y, e))
+    >>> g = t.gradient(y, e)
+    >>> g.indices.numpy().tolist()
+    [2, 0, 2]
+    >>> print(gt.convert_to_tensor(g))
     gt.Tensor(
     [[1. 1.]
      [0. 0.]

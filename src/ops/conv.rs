@@ -73,16 +73,18 @@ fn out_dim(
         .checked_add(before)
         .and_then(|v| v.checked_add(after))
         .ok_or_else(too_big)?;
-    if padded < eff {
+    // TF's `(input - effective + stride) / stride`, truncated toward zero: a window a
+    // little larger than the input gives an empty output, not an error.
+    let out = (padded as i128 - eff as i128 + s as i128) / s as i128;
+    if out < 0 {
         return Err(Error::invalid(
             op,
             format!(
-                "Computed output size would be negative: {} [input_size: {input}, effective_filter_size: {eff}, stride: {s}]",
-                padded as i128 - eff as i128 + 1
+                "Computed output size would be negative: {out} [input_size: {input}, effective_filter_size: {eff}, stride: {s}]"
             ),
         ));
     }
-    Ok(((padded - eff) / s + 1, before))
+    Ok((out as usize, before))
 }
 
 /// The geometry of a 2-D convolution of `x` (NHWC) with `w` (`[kh, kw, c, o]`).
@@ -1591,6 +1593,94 @@ mod tests {
     fn ramp(shape: &[usize]) -> Tensor {
         let n: usize = shape.iter().product();
         t64(&(0..n).map(|v| v as f64).collect::<Vec<_>>(), shape)
+    }
+
+    /// The jacobians of `f` (one output, two inputs) by the batched sweep and by the
+    /// row loop, and the op types that fell back to rows in the batched one.
+    fn both_jacobians(
+        p: &Tensor,
+        q: &Tensor,
+        f: impl Fn(&Tensor, &Tensor) -> Tensor,
+    ) -> (Vec<Vec<f64>>, Vec<Vec<f64>>, Vec<&'static str>) {
+        use crate::tape::{GradientTape, Source, UnconnectedGradients};
+        let tape = GradientTape::persistent();
+        let y = {
+            let _on = tape.enter();
+            tape.watch(p);
+            tape.watch(q);
+            // A second-order target: the gradients of sum(f²) run every rule's own rule.
+            let inner = GradientTape::new();
+            let z = {
+                let _in = inner.enter();
+                inner.watch(p);
+                inner.watch(q);
+                crate::ops::square(&f(p, q)).unwrap()
+            };
+            let g = inner
+                .gradient(
+                    &[z],
+                    &[Source::Tensor(p), Source::Tensor(q)],
+                    None,
+                    UnconnectedGradients::Zero,
+                )
+                .unwrap();
+            crate::ops::concat(
+                &[
+                    reshape(g[0].as_ref().unwrap(), &[p.size()]).unwrap(),
+                    reshape(g[1].as_ref().unwrap(), &[q.size()]).unwrap(),
+                ],
+                0,
+            )
+            .unwrap()
+        };
+        let src = [Source::Tensor(p), Source::Tensor(q)];
+        crate::tape::take_per_row_fallbacks();
+        let run = |pfor| -> Vec<Vec<f64>> {
+            tape.jacobian(&y, &src, UnconnectedGradients::Zero, None, pfor)
+                .unwrap()
+                .into_iter()
+                .map(|j| vals(&j.unwrap()))
+                .collect()
+        };
+        let batched = run(true);
+        let fell = crate::tape::take_per_row_fallbacks();
+        (batched, run(false), fell)
+    }
+
+    #[test]
+    fn batched_seeds_equal_the_row_loop() {
+        let x = ramp(&[2, 4, 4, 2]);
+        let w = ramp(&[2, 2, 2, 3]);
+        let dw = ramp(&[2, 2, 2, 2]);
+        type F = Box<dyn Fn(&Tensor, &Tensor) -> Tensor>;
+        let cases: Vec<(Tensor, Tensor, F)> = vec![
+            (
+                x.clone(),
+                w,
+                Box::new(|x, w| conv2d(x, w, [2, 1], &Padding::Same, [1, 1]).unwrap()),
+            ),
+            (
+                x.clone(),
+                dw,
+                Box::new(|x, w| depthwise_conv2d(x, w, [1, 1], &Padding::Valid, [1, 1]).unwrap()),
+            ),
+            (
+                x.clone(),
+                x,
+                Box::new(|x, y| {
+                    let m = pool(PoolKind::Max, x, &[2, 2], &[2, 2], &Padding::Same).unwrap();
+                    let a = pool(PoolKind::Avg, y, &[3, 3], &[1, 1], &Padding::Valid).unwrap();
+                    multiply(&m, &crate::ops::reduce_sum(&a, None, false).unwrap()).unwrap()
+                }),
+            ),
+        ];
+        for (p, q, f) in cases {
+            let (batched, rows, fell) = both_jacobians(&p, &q, f);
+            assert!(fell.is_empty(), "per-row rules: {fell:?}");
+            for (a, b) in batched.iter().zip(&rows) {
+                close(a, b);
+            }
+        }
     }
 
     #[test]

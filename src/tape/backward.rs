@@ -614,6 +614,72 @@ mod tests {
     }
 
     #[test]
+    fn gathers_of_rows_give_sparse_gradients_in_op_order() {
+        let x = Tensor::from_vec(vec![1.0f64, 2., 3., 4., 5., 6.], &[3, 2]).unwrap();
+        let tape = GradientTape::persistent();
+        let (y, z) = {
+            let _on = tape.enter();
+            tape.watch(&x);
+            let a = ops::gather(&x, &Tensor::from_vec(vec![2i32], &[1]).unwrap(), None, 0).unwrap();
+            let b =
+                ops::gather(&x, &Tensor::from_vec(vec![0i32, 2], &[2]).unwrap(), None, 0).unwrap();
+            let y = ops::add(
+                &ops::reduce_sum(&a, None, false).unwrap(),
+                &ops::reduce_sum(&ops::multiply(&b, &b).unwrap(), None, false).unwrap(),
+            )
+            .unwrap();
+            (
+                y,
+                ops::reduce_sum(&ops::multiply(&a, &x).unwrap(), None, false).unwrap(),
+            )
+        };
+        let src = [Source::Tensor(&x)];
+        let g = tape
+            .gradient_sparse(
+                std::slice::from_ref(&y),
+                &src,
+                None,
+                UnconnectedGradients::None,
+            )
+            .unwrap();
+        let Some(Grad::Sparse(s)) = &g[0] else {
+            panic!("expected a sparse gradient, got {:?}", g[0]);
+        };
+        // The first gather's rows first: [2] then [0, 2].
+        assert_eq!(s.indices.to_vec::<i32>().unwrap(), vec![2, 0, 2]);
+        assert_eq!(
+            s.values.to_vec::<f64>().unwrap(),
+            vec![1., 1., 2., 4., 10., 12.]
+        );
+        assert_eq!(s.dense_shape, vec![3, 2]);
+        assert_eq!(
+            s.to_dense().unwrap().to_vec::<f64>().unwrap(),
+            vec![2., 4., 0., 0., 11., 13.]
+        );
+        // A dense use of x beside the gather: dense, as TF's sum.
+        let g = tape
+            .gradient_sparse(
+                std::slice::from_ref(&z),
+                &src,
+                None,
+                UnconnectedGradients::None,
+            )
+            .unwrap();
+        let Some(Grad::Dense(d)) = &g[0] else {
+            panic!("expected a dense gradient");
+        };
+        assert_eq!(d.to_vec::<f64>().unwrap(), vec![5., 6., 5., 6., 14., 18.]);
+        // The plain gradient is dense and equal.
+        let plain = tape
+            .gradient(&[y], &src, None, UnconnectedGradients::None)
+            .unwrap();
+        assert_eq!(
+            plain[0].as_ref().unwrap().to_vec::<f64>().unwrap(),
+            vec![2., 4., 0., 0., 11., 13.]
+        );
+    }
+
+    #[test]
     fn unbroadcast_sums_leading_and_size_one_axes() {
         // A [2, 3] gradient for a [1, 3] input with one batch axis in front: [4, 2, 3].
         let g = unbroadcast(ones(&[4, 2, 3]), &[1, 3], 1).unwrap();

@@ -188,7 +188,8 @@ W4 = np.zeros((3, 3, 2, 4), np.float32)
         (lambda: gt.nn.conv2d(X4, W4, 1, "SAME", dilations=0), IAE, "Dilation"),
         (lambda: gt.nn.conv2d(X4, W4, 1, "FOO"), ValueError, "SAME"),
         (lambda: gt.nn.conv2d(X4, W4, 1, [[1, 0], [0, 0], [0, 0], [0, 0]]), ValueError, "batch or channel"),
-        (lambda: gt.nn.conv2d(X4[:, :2], W4, 1, "VALID"), IAE, "negative"),
+        # (1 - 3 + 1) / 1 < 0 (TF: "negative: -1"; a 2-row input gives 0 rows)
+        (lambda: gt.nn.conv2d(X4[:, :1], W4, 1, "VALID"), IAE, "negative: -1"),
         (lambda: gt.nn.conv2d(gt.constant(X4), gt.constant(W4, dtype=gt.float64), 1, "SAME"), IAE, "float"),
         (lambda: gt.nn.conv2d(X4.astype(np.int32), W4.astype(np.int32), 1, "SAME"), TypeError, "int32"),
         (lambda: gt.nn.conv2d(X4, W4, 1, "SAME", data_format="NCHW"), IAE, "NHWC"),
@@ -222,3 +223,17 @@ def test_huge_sizes_raise_and_huge_windows_work():
     # A window larger than the input (SAME) covers all of it.
     x = np.arange(50.0, dtype=np.float32).reshape(1, 5, 5, 2)
     np.testing.assert_array_equal(gt.nn.max_pool2d(x, 2**62, 2**62, "SAME").numpy().ravel(), [48.0, 49.0])
+
+
+def test_filter_a_little_larger_than_the_input_gives_an_empty_output_as_tf():
+    # TF 2.21: conv2d of a 5x5 input with a 6x6 filter, VALID: shape (2, 0, 0, 2).
+    x = gt.constant(np.ones((2, 5, 5, 2), np.float32))
+    w = gt.constant(np.ones((6, 6, 2, 2), np.float32))
+    with gt.GradientTape() as t:
+        t.watch([x, w])
+        y = gt.nn.conv2d(x, w, 1, "VALID")
+    assert tuple(y.shape) == (2, 0, 0, 2)
+    gx, gw = t.gradient(y, [x, w])
+    assert not np.any(gx.numpy()) and not np.any(gw.numpy()) and tuple(gw.shape) == (6, 6, 2, 2)
+    with pytest.raises(gt.errors.InvalidArgumentError, match="negative"):
+        gt.nn.conv2d(x, gt.constant(np.ones((7, 7, 2, 2), np.float32)), 1, "VALID")

@@ -48,9 +48,29 @@ def test_gradients():
         (lambda: gt.layers.MaxPooling2D(2, padding="causal"), ValueError),
         (lambda: gt.layers.AveragePooling2D(2, data_format="channels_first"), ValueError),
         (lambda: gt.layers.MaxPooling2D()(gt.ones([2, 2])), ValueError),
-        (lambda: gt.layers.AveragePooling2D(3)(gt.ones([1, 2, 2, 1])), gt.errors.InvalidArgumentError),
+        (lambda: gt.layers.AveragePooling2D(4, strides=1)(gt.ones([1, 2, 2, 1])), gt.errors.InvalidArgumentError),
     ],
 )
 def test_errors(make, error):
     with pytest.raises(error):
         make()
+
+
+def test_window_a_little_larger_than_the_input_gives_an_empty_output_as_tf():
+    # TF's output size is (input - window + stride) / stride truncated toward zero:
+    # 0 (an empty output, gradient zeros) for a 6-window on 5 inputs, an error only when
+    # it is negative (TF 2.21, oneDNN off: (2, 0, 0, 2); 3-D depth 2 with k=6: -3).
+    x = gt.constant(np.ones((2, 5, 5, 2), np.float32))
+    for f in (gt.nn.max_pool2d, gt.nn.avg_pool2d):
+        with gt.GradientTape() as t:
+            t.watch(x)
+            y = f(x, 6, 1, "VALID")
+        assert tuple(y.shape) == (2, 0, 0, 2)
+        g = t.gradient(y, x)
+        assert tuple(g.shape) == (2, 5, 5, 2) and not np.any(g.numpy())
+    assert tuple(gt.nn.max_pool2d(x, [6, 2], 2, "VALID").shape) == (2, 0, 2, 2)
+    assert tuple(gt.nn.avg_pool1d(x[:, 0], 6, 1, "VALID").shape) == (2, 0, 2)
+    # Keras' layer as well (TF 2.21: (1, 0, 0, 1)).
+    assert tuple(gt.layers.AveragePooling2D(3)(gt.ones([1, 2, 2, 1])).shape) == (1, 0, 0, 1)
+    with pytest.raises(gt.errors.InvalidArgumentError, match=r"negative: -3 \[input_size: 2"):
+        gt.nn.max_pool3d(x[None], 6, 1, "VALID")
