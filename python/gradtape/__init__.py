@@ -61,6 +61,9 @@ from ._gradients import get_static_value, grad_pass_through, recompute_grad
 from .math import mod
 from .dtypes import double, half
 
+from ._module import Module
+from ._name_scope import name_scope
+
 newaxis = None
 
 # Cargo.toml's version, compiled into the extension (the package metadata has the same).
@@ -79,3 +82,4 @@ __all__ += [
     "initializers", "int16", "int32", "int64", "int8", "layers", "linalg", "math", "mod",
     "newaxis", "nn", "optimizers", "random", "uint16", "uint32", "uint64", "uint8",
 ]
+__all__ += ["Module", "name_scope"]

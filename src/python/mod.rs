@@ -14,6 +14,7 @@ pub(crate) mod expose;
 mod forward;
 pub(crate) mod graph;
 mod index;
+mod io;
 mod tape;
 pub(crate) mod tensor;
 mod variable;
@@ -79,6 +80,7 @@ fn _gradtape(m: &Bound<'_, PyModule>) -> PyResult<()> {
     experimental::register(m)?;
     debugging::register(m)?;
     graph::register(m)?;
+    io::register(m)?;
     m.add_function(wrap_pyfunction!(entry::_panic_for_test, m)?)?;
     Ok(())
 }
