@@ -325,10 +325,6 @@ fn cacheable(layout: &Layout) -> bool {
 /// The system allocator with the large-block cache in front.
 pub struct CachingAllocator;
 
-// SAFETY: every block handed out comes from `System` with at least the requested size
-// and alignment (cached blocks are `System` blocks of `ALIGN` alignment whose usable
-// size is at least the request); every block is returned to `System` exactly once, or
-// kept in the cache, where nothing else can reach it.
 impl CachingAllocator {
     /// [`GlobalAlloc::alloc`] without the [`live_bytes`] count.
     ///
@@ -371,6 +367,10 @@ impl CachingAllocator {
     }
 }
 
+// SAFETY: every block handed out comes from `System` with at least the requested size
+// and alignment (cached blocks are `System` blocks of `ALIGN` alignment whose usable
+// size is at least the request); every block is returned to `System` exactly once, or
+// kept in the cache, where nothing else can reach it.
 unsafe impl GlobalAlloc for CachingAllocator {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         // SAFETY: the caller's contract, forwarded.

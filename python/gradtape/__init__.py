@@ -56,7 +56,7 @@ from ._function import (
 from . import autodiff, layers, optimizers, test
 from . import data, keras
 from ._everyday import TensorArray, device, init_scope, py_function
-from . import debugging
+from . import debugging, io
 from ._dlpack import from_dlpack
 from ._composite import add_n, foldl, foldr, repeat
 from ._gradients import get_static_value, grad_pass_through, recompute_grad
@@ -78,7 +78,7 @@ __all__ += [
     "ConcreteFunction", "DType", "Function", "GradientTape", "RegisterGradient", "Tensor",
     "add_n", "foldl", "foldr", "get_static_value", "grad_pass_through", "recompute_grad",
     "repeat", "test",
-    "debugging", "from_dlpack",
+    "debugging", "from_dlpack", "io",
     "TensorShape", "TensorSpec", "cond", "function", "map_fn", "print", "switch_case",
     "vectorized_map", "while_loop",
     "UnconnectedGradients", "Variable", "activations", "autodiff", "bool", "complex128",
