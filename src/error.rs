@@ -53,6 +53,20 @@ pub enum Error {
     #[error("interrupted")]
     Interrupted,
 
+    // ---- files (DataLossError / OSError) ----
+    /// A file that is not what it should be: truncated, corrupted, of an unknown format
+    /// version, with pieces missing or sizes that do not match their shapes. The
+    /// message names the file and what is wrong. TF equivalent:
+    /// `tf.errors.DataLossError`.
+    #[error("{0}")]
+    DataLoss(String),
+    /// The file system refused a read or write (a missing file, no permission).
+    #[error("{path}: {source}")]
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
+
     /// A Python exception raised by a user callback, carried through Rust unchanged.
     #[cfg(feature = "python")]
     #[error("{0}")]

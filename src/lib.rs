@@ -87,6 +87,7 @@ pub mod dtype;
 pub mod error;
 pub mod graph;
 pub mod interrupt;
+pub mod io;
 pub mod kernels;
 pub mod ops;
 pub mod pool;

@@ -60,6 +60,9 @@ from .math import mod
 from .dtypes import double, half
 from . import distributed  # mpi4py is imported by gt.distributed.init(), not here
 
+from ._module import Module
+from ._name_scope import name_scope
+
 newaxis = None
 
 # Cargo.toml's version, compiled into the extension (the package metadata has the same).
@@ -77,4 +80,5 @@ __all__ += [
     "initializers", "int16", "int32", "int64", "int8", "layers", "linalg", "math", "mod",
     "newaxis", "nn", "optimizers", "random", "uint16", "uint32", "uint64", "uint8",
 ]
+__all__ += ["Module", "name_scope"]
 __all__ += ["distributed"]

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
-from . import _gradtape
+from . import _gradtape, _name_scope
 
 
 class Variable(_gradtape.Variable):
@@ -19,6 +19,18 @@ class Variable(_gradtape.Variable):
     >>> v.assign_add(1.0).numpy()
     np.float32(4.0)
     """
+
+    def __new__(
+        cls,
+        initial_value: Any = None,
+        trainable: bool = True,
+        name: str | None = None,
+        dtype: Any = None,
+    ) -> Variable:
+        # Inside a `gt.name_scope` (or a module's), the name takes the scope's prefix.
+        if _name_scope.current():
+            name = _name_scope.scoped(name)
+        return cast(Variable, super().__new__(cls, initial_value, trainable, name, dtype))
 
     def __init__(
         self,

@@ -1,7 +1,8 @@
 //! The one place where engine errors become Python exceptions.
 
 use pyo3::exceptions::{
-    PyKeyboardInterrupt, PyMemoryError, PyRuntimeError, PyTypeError, PyValueError,
+    PyFileNotFoundError, PyIsADirectoryError, PyKeyboardInterrupt, PyMemoryError, PyOSError,
+    PyPermissionError, PyRuntimeError, PyTypeError, PyValueError,
 };
 use pyo3::prelude::*;
 
@@ -38,6 +39,14 @@ pyo3::create_exception!(
      bool, an iteration). TF equivalent: tf.errors.OperatorNotAllowedInGraphError."
 );
 
+pyo3::create_exception!(
+    gradtape,
+    DataLossError,
+    PyValueError,
+    "A file that is truncated, corrupted, of an unknown format version or otherwise not \
+     what it should be. TF equivalent: tf.errors.DataLossError (here also a ValueError)."
+);
+
 impl From<Error> for PyErr {
     fn from(e: Error) -> PyErr {
         match e {
@@ -49,6 +58,16 @@ impl From<Error> for PyErr {
             Error::ResourceExhausted { .. } => ResourceExhaustedError::new_err(e.to_string()),
             Error::Tape(_) => PyRuntimeError::new_err(e.to_string()),
             Error::Internal(_) => InternalError::new_err(e.to_string()),
+            Error::DataLoss(_) => DataLossError::new_err(e.to_string()),
+            Error::Io { ref source, .. } => {
+                let msg = e.to_string();
+                match source.kind() {
+                    std::io::ErrorKind::NotFound => PyFileNotFoundError::new_err(msg),
+                    std::io::ErrorKind::PermissionDenied => PyPermissionError::new_err(msg),
+                    std::io::ErrorKind::IsADirectory => PyIsADirectoryError::new_err(msg),
+                    _ => PyOSError::new_err(msg),
+                }
+            }
             // The work stopped for a signal: let Python run its handler now (Ctrl-C's
             // raises KeyboardInterrupt); one that returns still ends the call.
             Error::Interrupted => Python::attach(|py| match py.check_signals() {

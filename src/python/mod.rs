@@ -12,6 +12,7 @@ pub(crate) mod expose;
 mod forward;
 pub(crate) mod graph;
 mod index;
+mod io;
 mod tape;
 pub(crate) mod tensor;
 mod variable;
@@ -77,6 +78,7 @@ fn _gradtape(m: &Bound<'_, PyModule>) -> PyResult<()> {
     callback::register(m)?;
     experimental::register(m)?;
     graph::register(m)?;
+    io::register(m)?;
     m.add_function(wrap_pyfunction!(entry::_panic_for_test, m)?)?;
     Ok(())
 }

@@ -7,6 +7,8 @@ import re
 from collections.abc import Sequence
 from typing import Any, Callable
 
+from .._gradtape import Variable as _NativeVariable
+from .._module import Module, _is_module, _is_variable
 from .._variable import Variable
 
 _name_counts: collections.Counter[str] = collections.Counter()
@@ -24,15 +26,18 @@ def _snake(name: str) -> str:
     return re.sub(r"([a-z])([A-Z])", r"\1_\2", name).lower()
 
 
-class Layer:
-    """Base class of layers. TF equivalent: ``tf.keras.layers.Layer``.
+class Layer(Module):
+    """Base class of layers. TF equivalent: ``tf.keras.layers.Layer`` (a ``gt.Module``).
 
     Subclasses create variables in ``build(input_shape)`` with ``add_weight`` and
-    compute in ``call``; the layer builds itself on its first call.
+    compute in ``call``; the layer builds itself on its first call. Its variables are
+    the ones ``add_weight`` made, in that order, then those of the layers, modules and
+    variables held in its attributes (Keras tracks these too).
     """
 
     def __init__(self, name: str | None = None, trainable: bool = True) -> None:
-        self.name = name or _unique_name(_snake(type(self).__name__))
+        # Keras' names: made unique per base name, and not checked as identifiers.
+        self._init_module(name or _unique_name(_snake(type(self).__name__)))
         self.trainable = trainable
         self.built = False
         self._weights: list[Variable] = []
@@ -68,23 +73,30 @@ class Layer:
         return self.call(inputs, *args, **kwargs)
 
     @property
-    def variables(self) -> list[Variable]:
+    def variables(self) -> list[_NativeVariable]:  # type: ignore[override]
         """All variables of the layer (empty before it is built)."""
-        return list(self._weights)
+        out: list[_NativeVariable] = list(self._weights)
+        seen = {id(v) for v in out}
+        for x in self._flatten(predicate=lambda x: _is_variable(x) or _is_module(x), recursive=False):
+            for v in x.variables if _is_module(x) else [x]:
+                if id(v) not in seen:
+                    seen.add(id(v))
+                    out.append(v)
+        return out
 
     weights = variables
 
     @property
-    def trainable_variables(self) -> list[Variable]:
+    def trainable_variables(self) -> list[_NativeVariable]:  # type: ignore[override]
         """The trainable variables (empty before the layer is built)."""
-        return [v for v in self._weights if v.trainable] if self.trainable else []
+        return [v for v in self.variables if v.trainable] if self.trainable else []
 
     trainable_weights = trainable_variables
 
     @property
-    def non_trainable_variables(self) -> list[Variable]:
+    def non_trainable_variables(self) -> list[_NativeVariable]:  # type: ignore[override]
         if not self.trainable:
-            return list(self._weights)
-        return [v for v in self._weights if not v.trainable]
+            return self.variables
+        return [v for v in self.variables if not v.trainable]
 
     non_trainable_weights = non_trainable_variables

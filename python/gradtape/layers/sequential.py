@@ -6,7 +6,7 @@ import inspect
 from collections.abc import Iterable
 from typing import Any
 
-from .._variable import Variable
+from .._gradtape import Variable as _NativeVariable
 from ._base import Layer
 
 
@@ -49,17 +49,17 @@ class Sequential(Layer):
         return x
 
     @property
-    def variables(self) -> list[Variable]:
+    def variables(self) -> list[_NativeVariable]:  # type: ignore[override]
         return [v for layer in self.layers for v in layer.variables]
 
     weights = variables
 
     @property
-    def trainable_variables(self) -> list[Variable]:
+    def trainable_variables(self) -> list[_NativeVariable]:  # type: ignore[override]
         return [v for layer in self.layers for v in layer.trainable_variables]
 
     trainable_weights = trainable_variables
 
     @property
-    def non_trainable_variables(self) -> list[Variable]:
+    def non_trainable_variables(self) -> list[_NativeVariable]:  # type: ignore[override]
         return [v for layer in self.layers for v in layer.non_trainable_variables]
