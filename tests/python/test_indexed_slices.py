@@ -247,3 +247,23 @@ def test_indexed_slices_as_output_gradients_and_tangents():
     assert isinstance(tg, gt.IndexedSlices)
     assert tg.indices.numpy().tolist() == [2, 0, 2]
     np.testing.assert_allclose(tg.values.numpy(), [200.0, 2.0, 200.0])
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: gt.keras.optimizers.RMSprop(0.1),
+        lambda: gt.keras.optimizers.Adagrad(0.1),
+        lambda: gt.optimizers.SGD(0.1, clipnorm=0.5),
+    ],
+)
+def test_optimizers_without_a_sparse_rule_apply_the_densified_gradient(make):
+    # Rows 0 and 2 of a 3x2 variable: the update equals the dense gradient's.
+    g = gt.IndexedSlices(gt.constant([[1.0, 2.0], [3.0, 4.0]]), gt.constant([2, 0]), (3, 2))
+    dense = np.array([[3.0, 4.0], [0.0, 0.0], [1.0, 2.0]], np.float32)
+    a = gt.Variable(np.ones((3, 2), np.float32))
+    b = gt.Variable(np.ones((3, 2), np.float32))
+    make().apply_gradients([(g, a)])
+    make().apply_gradients([(gt.constant(dense), b)])
+    np.testing.assert_array_equal(a.numpy(), b.numpy())
+    assert not np.array_equal(a.numpy(), np.ones((3, 2), np.float32))
