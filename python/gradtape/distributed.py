@@ -49,6 +49,7 @@ import enum
 import hashlib
 import sys
 import threading
+import time
 from collections.abc import Iterable
 from typing import Any
 
@@ -158,6 +159,10 @@ def _install_abort_hooks() -> None:
         sys.stderr.write(f"gt.distributed: {kind} on {where}; aborting every rank (MPI_Abort)\n")
         sys.stderr.flush()
         sys.stdout.flush()
+        # mpiexec forwards each rank's output through its process manager; MPI_Abort kills
+        # the job at once, and output still on its way (the traceback) can be lost. Give
+        # the forwarding a moment first.
+        time.sleep(0.25)
         _mpi().COMM_WORLD.Abort(1)
 
     def excepthook(tp: Any, value: Any, tb: Any) -> None:
