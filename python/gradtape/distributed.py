@@ -670,16 +670,9 @@ class DistributedOptimizer:
 
     def minimize(self, loss: Any, var_list: Any, tape: Any = None) -> Any:
         """Computes the gradients of ``loss`` reduced over the ranks and applies them."""
-        from ._tape import GradientTape
+        from .optimizers._base import _loss_on_tape
 
-        if tape is None:
-            if not callable(loss):
-                raise ValueError("`tape` is required when a `Tensor` loss is passed")
-            with GradientTape() as tape:
-                value = loss()
-        else:
-            value = loss
-        var_list = list(var_list() if callable(var_list) else var_list)
+        tape, value, var_list = _loss_on_tape(loss, var_list, tape)
         compression, op, bucket_bytes = self._args
         dtape = DistributedGradientTape(tape, compression=compression, op=op, bucket_bytes=bucket_bytes)
         grads = dtape.gradient(value, var_list)

@@ -294,8 +294,22 @@ fn py_tensors<'py>(py: Python<'py>, ts: &[Tensor]) -> PyResult<Bound<'py, PyList
     PyList::new(py, ts.iter().map(|t| PyTensor::from(t.clone())))
 }
 
-/// `(dtype, shape or None)` of a traced argument, shape dims `None` where unknown.
-type SpecArg<'py> = (Bound<'py, PyAny>, Option<Vec<Option<usize>>>);
+/// `(dtype, shape or None)` of a traced argument from Python, shape dims `None` where
+/// unknown (`None` for the shape: unknown rank).
+pub(crate) type SpecArg<'py> = (Bound<'py, PyAny>, Option<Vec<Option<usize>>>);
+
+/// The engine's specs of Python input specs.
+pub(crate) fn specs_of(specs: &[SpecArg<'_>]) -> PyResult<Vec<Spec>> {
+    specs
+        .iter()
+        .map(|(d, s)| {
+            Ok(Spec {
+                dtype: to_dtype(d)?,
+                shape: s.clone(),
+            })
+        })
+        .collect()
+}
 
 /// Traces `fn(list_of_inputs) -> list_of_tensors` on example `inputs`; `specs` are
 /// `(dtype, shape or None)` with `None` dims. Returns `(graph, outputs)`.
@@ -310,15 +324,7 @@ fn _trace(
         .iter()
         .map(|a| as_tensor(a).ok_or_else(|| PyTypeError::new_err("trace inputs are tensors")))
         .collect::<PyResult<_>>()?;
-    let specs: Vec<Spec> = specs
-        .iter()
-        .map(|(d, s)| {
-            Ok(Spec {
-                dtype: to_dtype(d)?,
-                shape: s.clone(),
-            })
-        })
-        .collect::<PyResult<_>>()?;
+    let specs = specs_of(&specs)?;
     let traced = graph::trace(&inputs, specs, |xs| {
         let args = py_tensors(py, xs).map_err(py_err)?;
         let out = func.call1((args,)).map_err(py_err)?;

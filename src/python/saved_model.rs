@@ -7,19 +7,16 @@ use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::PyList;
 
-use super::convert::{as_tensor, to_dtype};
+use super::convert::as_tensor;
 use super::entry::guarded;
-use super::graph::PyGraph;
+use super::graph::{specs_of, PyGraph, SpecArg};
 use super::tensor::PyTensor;
 use super::variable::PyVariable;
 use crate::error::Error;
-use crate::graph::{self, Spec};
+use crate::graph;
 use crate::saved_model::{self, Encoder, SavedGradient};
 use crate::tensor::Tensor;
 use crate::variable::Variable;
-
-/// `(dtype, shape or None)` of a subgraph argument.
-type SpecArg<'py> = (Bound<'py, PyAny>, Option<Vec<Option<usize>>>);
 
 fn tensors(obs: &[Bound<'_, PyAny>], what: &str) -> PyResult<Vec<Tensor>> {
     obs.iter()
@@ -44,15 +41,7 @@ fn _trace_subgraph(
     specs: Vec<SpecArg<'_>>,
 ) -> PyResult<(PyGraph, Vec<PyTensor>)> {
     let inputs = tensors(&inputs, "subgraph inputs")?;
-    let specs: Vec<Spec> = specs
-        .iter()
-        .map(|(d, s)| {
-            Ok(Spec {
-                dtype: to_dtype(d)?,
-                shape: s.clone(),
-            })
-        })
-        .collect::<PyResult<_>>()?;
+    let specs = specs_of(&specs)?;
     if !graph::is_tracing() {
         return Err(pyo3::exceptions::PyRuntimeError::new_err(
             "_trace_subgraph runs inside a trace",

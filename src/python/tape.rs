@@ -541,6 +541,7 @@ impl PyTape {
     /// (gt.distributed starts reducing it then); an exception it raises stops the sweep
     /// and propagates.
     #[pyo3(signature = (targets, sources, output_gradients, unconnected_gradients, sparse=false, ready=None))]
+    #[allow(clippy::too_many_arguments)] // Python's keyword arguments
     fn _gradient(
         &self,
         py: Python<'_>,

@@ -212,16 +212,7 @@ class Optimizer:
     def minimize(self, loss: Any, var_list: Any, tape: Any = None) -> Variable:
         """Computes gradients of ``loss`` (a tensor with ``tape``, or a callable)
         and applies them."""
-        from .._tape import GradientTape
-
-        if tape is None:
-            if not callable(loss):
-                raise ValueError("`tape` is required when a `Tensor` loss is passed")
-            with GradientTape() as tape:
-                value = loss()
-        else:
-            value = loss
-        var_list = list(var_list() if callable(var_list) else var_list)
+        tape, value, var_list = _loss_on_tape(loss, var_list, tape)
         grads = tape.gradient(value, var_list)
         return self.apply_gradients(zip(grads, var_list))
 
@@ -234,3 +225,18 @@ class Optimizer:
         slot: Callable[[str], Tensor],
     ) -> tuple[dict[str, Tensor], str, Tensor]:
         raise NotImplementedError
+
+
+def _loss_on_tape(loss: Any, var_list: Any, tape: Any) -> tuple[Any, Any, list[Any]]:
+    """``minimize``'s arguments as ``(tape, loss value, variables)``: a callable loss
+    runs on a new tape; a tensor loss needs the tape that recorded it."""
+    from .._tape import GradientTape
+
+    if tape is None:
+        if not callable(loss):
+            raise ValueError("`tape` is required when a `Tensor` loss is passed")
+        with GradientTape() as tape:
+            value = loss()
+    else:
+        value = loss
+    return tape, value, list(var_list() if callable(var_list) else var_list)
