@@ -1789,11 +1789,20 @@ mod tests {
         assert!(pool(
             PoolKind::Avg,
             &ramp(&[1, 2, 2, 1]),
-            &[3, 3],
+            &[4, 4],
             &[1, 1],
             &Padding::Valid
         )
         .is_err());
+        // TF's output size (2 - 3 + 1) / 1 = 0: an empty output, not an error.
+        let empty = pool(
+            PoolKind::Avg,
+            &ramp(&[1, 2, 2, 1]),
+            &[3, 3],
+            &[1, 1],
+            &Padding::Valid,
+        );
+        assert_eq!(empty.unwrap().shape(), &[1, 0, 0, 1]);
     }
 
     #[test]
@@ -1805,7 +1814,8 @@ mod tests {
             conv2d(&x, &w, [1, 1], &Padding::Same, [0, 1]),
             conv2d(&x, &ramp(&[2, 2, 3, 1]), [1, 1], &Padding::Same, [1, 1]),
             conv2d(&ramp(&[3, 3, 2]), &w, [1, 1], &Padding::Same, [1, 1]),
-            conv2d(&x, &ramp(&[4, 4, 2, 1]), [1, 1], &Padding::Valid, [1, 1]),
+            // TF's output size (3 - 5 + 1) / 1 < 0 (a 4x4 filter gives an empty output).
+            conv2d(&x, &ramp(&[5, 5, 2, 1]), [1, 1], &Padding::Valid, [1, 1]),
             conv2d(&x, &w, [1, 1], &Padding::Same, [usize::MAX, 1]),
         ] {
             assert!(matches!(r, Err(Error::InvalidArgument { .. })), "{r:?}");
