@@ -24,7 +24,7 @@ lacks, as float64 pairs marked in the metadata). Bad files raise
 >>> data = st.save({"w": gt.constant([[1.0, 2.0]]), "step": gt.constant(3, dtype=gt.int64)})
 >>> loaded = st.load(data)
 >>> sorted(loaded), loaded["w"].numpy().tolist(), loaded["step"].dtype
-(['step', 'w'], [[1.0, 2.0]], tf.int64)
+(['step', 'w'], [[1.0, 2.0]], gt.int64)
 """
 
 from __future__ import annotations

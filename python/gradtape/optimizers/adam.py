@@ -73,7 +73,7 @@ class AdamW(Adam):
     >>> v = gt.Variable(1.0)
     >>> _ = gt.optimizers.AdamW(0.1).apply([gt.constant(2.0)], [v])
     >>> round(float(v), 5)
-    0.89996
+    0.8996
     """
 
     def __init__(

@@ -59,7 +59,7 @@ class Adagrad(Optimizer):
     >>> v = gt.Variable(1.0)
     >>> _ = gt.optimizers.Adagrad(0.1).apply([gt.constant(2.0)], [v])
     >>> round(float(v), 4)
-    0.9024
+    0.9012
     """
 
     def __init__(
