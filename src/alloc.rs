@@ -28,7 +28,7 @@
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::UnsafeCell;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicIsize, AtomicUsize, Ordering};
 
 /// Smallest block the cache keeps.
 pub const MIN_BYTES: usize = 2 << 20;
@@ -255,14 +255,80 @@ pub fn cache_limit() -> usize {
     LIMIT.load(Ordering::Relaxed)
 }
 
-/// Bytes handed out through [`CachingAllocator`] and not yet freed.
-static LIVE: AtomicUsize = AtomicUsize::new(0);
+/// The count of bytes handed out through [`CachingAllocator`] and not yet freed, kept
+/// per thread so that allocating costs no locked instruction: each thread claims one of
+/// [`SLOTS`] counters the first time it allocates and alone writes it (plain loads and
+/// stores); when the thread exits its count moves to [`EXITED`] and the slot is free
+/// again. Threads beyond the slots count into [`EXITED`] directly. A thread's count may
+/// be negative (it freed what another allocated); the sum is the live total.
+const SLOTS: usize = 256;
+static COUNTS: [AtomicIsize; SLOTS] = [const { AtomicIsize::new(0) }; SLOTS];
+static TAKEN: [AtomicBool; SLOTS] = [const { AtomicBool::new(false) }; SLOTS];
+static EXITED: AtomicIsize = AtomicIsize::new(0);
+
+/// This thread's slot: `UNCLAIMED` before its first allocation, `SHARED` when none was
+/// free (or while the thread is being torn down).
+struct ThreadSlot(std::cell::Cell<usize>);
+const UNCLAIMED: usize = usize::MAX;
+const SHARED: usize = usize::MAX - 1;
+
+impl Drop for ThreadSlot {
+    fn drop(&mut self) {
+        let i = self.0.replace(SHARED);
+        if i < SLOTS {
+            EXITED.fetch_add(COUNTS[i].swap(0, Ordering::Relaxed), Ordering::Relaxed);
+            TAKEN[i].store(false, Ordering::Release);
+        }
+    }
+}
+
+thread_local! {
+    static SLOT: ThreadSlot = const { ThreadSlot(std::cell::Cell::new(UNCLAIMED)) };
+}
+
+fn claim() -> usize {
+    (0..SLOTS)
+        .find(|&i| {
+            !TAKEN[i].load(Ordering::Relaxed)
+                && TAKEN[i]
+                    .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
+                    .is_ok()
+        })
+        .unwrap_or(SHARED)
+}
+
+/// Adds `delta` bytes to the calling thread's live count.
+#[inline]
+fn count(delta: isize) {
+    let counted = SLOT.try_with(|s| {
+        let mut i = s.0.get();
+        if i == UNCLAIMED {
+            i = claim();
+            s.0.set(i);
+        }
+        if i < SLOTS {
+            // Only this thread writes the slot: a load and a store, no locked add.
+            let c = &COUNTS[i];
+            c.store(c.load(Ordering::Relaxed) + delta, Ordering::Relaxed);
+            true
+        } else {
+            false
+        }
+    });
+    if counted != Ok(true) {
+        EXITED.fetch_add(delta, Ordering::Relaxed);
+    }
+}
 
 /// Bytes allocated through [`CachingAllocator`] and not freed yet (tensors and every
 /// other allocation of the program; 0 unless it is the global allocator, as in the
 /// Python extension). Blocks kept by the cache are not counted: see [`cached_bytes`].
 pub fn live_bytes() -> usize {
-    LIVE.load(Ordering::Relaxed)
+    let sum: isize = COUNTS
+        .iter()
+        .map(|c| c.load(Ordering::Relaxed))
+        .fold(EXITED.load(Ordering::Relaxed), isize::wrapping_add);
+    sum.max(0) as usize
 }
 
 /// Bytes the cache holds right now (freed blocks kept for reuse).
@@ -376,13 +442,13 @@ unsafe impl GlobalAlloc for CachingAllocator {
         // SAFETY: the caller's contract, forwarded.
         let p = unsafe { self.alloc_uncounted(layout) };
         if !p.is_null() {
-            LIVE.fetch_add(layout.size(), Ordering::Relaxed);
+            count(layout.size() as isize);
         }
         p
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
+        count(-(layout.size() as isize));
         // SAFETY: the caller's contract, forwarded.
         unsafe { self.dealloc_uncounted(ptr, layout) }
     }
@@ -402,7 +468,7 @@ unsafe impl GlobalAlloc for CachingAllocator {
         // SAFETY: forwarded unchanged.
         let p = unsafe { System.alloc_zeroed(layout) };
         if !p.is_null() {
-            LIVE.fetch_add(layout.size(), Ordering::Relaxed);
+            count(layout.size() as isize);
         }
         p
     }
@@ -414,8 +480,7 @@ unsafe impl GlobalAlloc for CachingAllocator {
             // SAFETY: forwarded unchanged.
             let p = unsafe { System.realloc(ptr, layout, new_size) };
             if !p.is_null() {
-                LIVE.fetch_add(new_size, Ordering::Relaxed);
-                LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
+                count(new_size as isize - layout.size() as isize);
             }
             return p;
         }

@@ -255,7 +255,15 @@ pub struct Graph {
     /// graph may hold that shape as a constant, so it is only valid for inputs of the
     /// shapes it was traced with.
     pub(crate) shape_dependent: bool,
+    /// Per node, the node outputs it reads last ([`Graph::last_reads`]), worked out on
+    /// the first run.
+    pub(crate) last_reads: std::sync::OnceLock<Arc<LastReads>>,
 }
+
+/// Per node, the node outputs `(node, output)` no later node and no graph output reads:
+/// a run drops them once the node ran, so it holds only values still to be read
+/// (outputs nothing reads are dropped right after the node that made them).
+type LastReads = Vec<Vec<(u32, u32)>>;
 
 impl Graph {
     /// The argument specs.
@@ -318,22 +326,64 @@ impl Graph {
         tapes::with_frame(|| self.run_unchecked(args))
     }
 
+    /// Which values each node reads last (see [`LastReads`]); cached, and worked out
+    /// again if nodes were added since.
+    fn last_reads(&self) -> Arc<LastReads> {
+        let work = || {
+            let mut last: rustc_hash::FxHashMap<(u32, u32), usize> = Default::default();
+            for (i, node) in self.nodes.iter().enumerate() {
+                for k in 0..node.outputs {
+                    last.insert((i as u32, k as u32), i);
+                }
+                for v in &node.inputs {
+                    if let Value::Node(n, k) = *v {
+                        last.insert((n, k), i);
+                    }
+                }
+            }
+            for v in &self.outputs {
+                if let Value::Node(n, k) = *v {
+                    last.remove(&(n, k));
+                }
+            }
+            let mut reads: LastReads = vec![Vec::new(); self.nodes.len()];
+            for ((n, k), i) in last {
+                reads[i].push((n, k));
+            }
+            Arc::new(reads)
+        };
+        let cached = self.last_reads.get_or_init(work);
+        if cached.len() == self.nodes.len() {
+            cached.clone()
+        } else {
+            work()
+        }
+    }
+
     /// Runs the graph; `args` already match the specs (subgraphs of control flow).
+    /// Each node output is dropped after its last reader, so memory is released (and
+    /// reused, cache-warm) as the run goes, as an eager program's temporaries are.
     fn run_unchecked(&self, args: &[Tensor]) -> Result<Vec<Tensor>> {
-        let mut slots: Vec<Vec<Tensor>> = Vec::with_capacity(self.nodes.len());
-        let get = |slots: &Vec<Vec<Tensor>>, v: Value| -> Tensor {
+        let last_reads = self.last_reads();
+        let mut slots: Vec<Vec<Option<Tensor>>> = Vec::with_capacity(self.nodes.len());
+        let get = |slots: &Vec<Vec<Option<Tensor>>>, v: Value| -> Result<Tensor> {
             match v {
-                Value::Input(i) => args[i as usize].clone(),
-                Value::Const(i) => self.consts[i as usize].clone(),
-                Value::Node(n, k) => slots[n as usize][k as usize].clone(),
+                Value::Input(i) => Ok(args[i as usize].clone()),
+                Value::Const(i) => Ok(self.consts[i as usize].clone()),
+                Value::Node(n, k) => slots[n as usize][k as usize].clone().ok_or_else(|| {
+                    Error::Internal(format!("graph value {n}:{k} read after its last reader"))
+                }),
             }
         };
         let mut ins: Vec<Tensor> = Vec::new();
-        for node in &self.nodes {
+        for (i, node) in self.nodes.iter().enumerate() {
             crate::interrupt::check()?;
             ins.clear();
-            ins.extend(node.inputs.iter().map(|&v| get(&slots, v)));
+            for &v in &node.inputs {
+                ins.push(get(&slots, v)?);
+            }
             let outs = run_node(node, &ins).map_err(|e| located(e, node))?;
+            ins.clear();
             if outs.len() != node.outputs {
                 return Err(Error::Internal(format!(
                     "graph node {} gave {} outputs where its trace gave {}",
@@ -342,9 +392,12 @@ impl Graph {
                     node.outputs
                 )));
             }
-            slots.push(outs);
+            slots.push(outs.into_iter().map(Some).collect());
+            for &(n, k) in &last_reads[i] {
+                slots[n as usize][k as usize] = None;
+            }
         }
-        Ok(self.outputs.iter().map(|&v| get(&slots, v)).collect())
+        self.outputs.iter().map(|&v| get(&slots, v)).collect()
     }
 
     /// Constant folding, common subexpressions, dead code elimination and fusion of

@@ -539,3 +539,31 @@ fn a_compiled_chain_broadcasts_rows_and_single_elements() {
         close_all(a, b, 1e-13);
     }
 }
+
+#[test]
+fn a_run_drops_each_value_after_its_last_reader_and_keeps_outputs() {
+    let x = t(&[0.5, 1.0]);
+    let spec = Spec::of(&x);
+    let traced = trace(std::slice::from_ref(&x), vec![spec], |a| {
+        let e1 = traced_exp(&a[0])?;
+        let e2 = traced_exp(&e1)?;
+        let unused = traced_exp(&e2)?;
+        let _ = unused;
+        let m = traced_mul(&e2, &e1)?;
+        Ok(vec![m, e1])
+    })
+    .unwrap();
+    let g = &traced.graph;
+    assert_eq!(g.nodes().len(), 4);
+    let reads = g.last_reads();
+    // e1 is an output (kept); e2 is read last by the mul; the unused exp's output is
+    // dropped as soon as it is made; the mul's output is an output.
+    assert_eq!(reads[0], vec![]);
+    assert_eq!(reads[1], vec![]);
+    assert_eq!(reads[2], vec![(2, 0)]);
+    assert_eq!(reads[3], vec![(1, 0)]);
+    let out = g.run(&[t(&[0.0, 1.0])]).unwrap();
+    let e = 1f64.exp();
+    assert_eq!(vals(&out[1]), vec![1.0, e]);
+    assert_eq!(vals(&out[0]), vec![1f64.exp(), e.exp() * e]);
+}

@@ -1096,7 +1096,7 @@ fn build_graph(g: &GraphDef, consts: &[Tensor], vars: &[Variable], relaxed: bool
         consts,
         nodes,
         outputs: g.outputs.iter().map(|&r| to_value(r)).collect(),
-        shape_dependent: false,
+        ..Graph::default()
     })
 }
 

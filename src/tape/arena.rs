@@ -52,3 +52,12 @@ pub(crate) enum Entry {
     /// Output `out` of node `node`.
     Produced { node: u32, out: u8 },
 }
+
+impl Node {
+    /// Drops the tensors the node saved for its gradient rule (the sweep past it, or a
+    /// released tape that will not need it).
+    pub(crate) fn release_saved(&mut self) {
+        self.saved_inputs = SmallVec::new();
+        self.saved_outputs = SmallVec::new();
+    }
+}

@@ -6,6 +6,7 @@
 //! exactly one place, [`unbroadcast`].
 
 use rustc_hash::{FxHashMap, FxHashSet};
+use smallvec::SmallVec;
 
 use super::arena::{Entry, Node};
 use super::{stack, GradientTape, TapeInner};
@@ -82,8 +83,10 @@ fn plan(tape: &TapeInner, targets: &[Tensor], sources: &[Source<'_>]) -> Plan {
         }
     }
     // Of those, the ones that depend on a source.
-    let mut leads: FxHashSet<TensorId> = sources.iter().map(|s| s.id()).collect();
-    let mut order = Vec::new();
+    let mut leads: FxHashSet<TensorId> =
+        FxHashSet::with_capacity_and_hasher(sources.len() + n, Default::default());
+    leads.extend(sources.iter().map(|s| s.id()));
+    let mut order = Vec::with_capacity(n);
     for (k, node) in tape.nodes.iter().enumerate() {
         if marked[k] && node.inputs.iter().any(|s| leads.contains(&s.id)) {
             order.push(k as u32);
@@ -141,7 +144,8 @@ pub(crate) fn unbroadcast(g: Tensor, shape: &[usize], batch: usize) -> Result<Te
 #[derive(Clone, Debug)]
 pub enum Grad {
     Dense(Tensor),
-    Sparse(ops::Sparse),
+    /// Boxed: the sweep moves gradients around, and dense ones are the common case.
+    Sparse(Box<ops::Sparse>),
 }
 
 impl Grad {
@@ -168,7 +172,7 @@ fn accumulate(grads: &mut FxHashMap<TensorId, Grad>, id: TensorId, g: Grad) -> R
                 // The sweep goes from the last op back: the new rows come from an
                 // earlier op, and go first (TF's order, that of the ops).
                 (Grad::Sparse(a), Grad::Sparse(b)) => {
-                    Grad::Sparse(ops::Sparse::concat(&[b, a.clone()])?)
+                    Grad::Sparse(Box::new(ops::Sparse::concat(&[*b, (**a).clone()])?))
                 }
                 (a, b) => Grad::Dense(ops::add(&a.clone().into_dense()?, &b.into_dense()?)?),
             };
@@ -345,7 +349,7 @@ fn sweep_grads(
     let sparse = sparse && batch == 0;
     // Take what the sweep needs out of the tape, holding its lock only briefly: rules
     // run unlocked, and may record on this very tape (a persistent tape in context).
-    let (leads, nodes) = {
+    let (leads, mut nodes, order) = {
         let cell = tape.cell();
         let mut inner = cell.lock();
         if inner.released {
@@ -360,31 +364,36 @@ fn sweep_grads(
             inner = cell.lock();
         }
         let Plan { order, leads } = plan(&inner, targets, sources);
-        // The planned nodes, in sweep order (highest index first).
-        let nodes: Vec<Node> = if !release {
-            order
+        if !release {
+            // The planned nodes copied (cheap: shapes, ids and shared tensors), in
+            // sweep order: the rules may record on this very tape while they run.
+            let nodes: Vec<Node> = order
                 .iter()
                 .map(|&k| inner.nodes[k as usize].clone())
-                .collect()
+                .collect();
+            (leads, nodes, (0..order.len() as u32).collect())
         } else {
-            // Release the tape's memory as the sweep goes: a non-persistent tape
-            // keeps nothing after its gradient. Unplanned nodes are dropped here.
-            let mut all: Vec<Option<Node>> = std::mem::take(&mut inner.nodes)
-                .into_iter()
-                .map(Some)
-                .collect();
+            // Release the tape's memory: a non-persistent tape keeps nothing after its
+            // gradient. The nodes are taken as they lie (never moved one by one); the
+            // saved tensors of unplanned ones are dropped now, of planned ones as the
+            // sweep passes them.
+            let mut nodes = std::mem::take(&mut inner.nodes);
             inner.ids = FxHashMap::default();
-            let planned = order
-                .iter()
-                .map(|&k| all[k as usize].take().expect("planned once"))
-                .collect();
-            drop(all);
-            planned
-        };
-        (leads, nodes)
+            let mut planned = vec![false; nodes.len()];
+            for &k in &order {
+                planned[k as usize] = true;
+            }
+            for (node, planned) in nodes.iter_mut().zip(planned) {
+                if !planned {
+                    node.release_saved();
+                }
+            }
+            (leads, nodes, order)
+        }
     };
 
-    let mut grads: FxHashMap<TensorId, Grad> = FxHashMap::default();
+    let mut grads: FxHashMap<TensorId, Grad> =
+        FxHashMap::with_capacity_and_hasher(16, Default::default());
     let lead: Vec<usize> = seeds
         .iter()
         .flatten()
@@ -404,14 +413,14 @@ fn sweep_grads(
     let mut ready_after: Vec<Vec<usize>> = Vec::new();
     if ready.is_some() {
         let mut last: FxHashMap<TensorId, usize> = FxHashMap::default();
-        for (pos, node) in nodes.iter().enumerate() {
+        for (pos, node) in order.iter().map(|&k| &nodes[k as usize]).enumerate() {
             for s in &node.inputs {
                 if source_ids.contains(&s.id) {
                     last.insert(s.id, pos);
                 }
             }
         }
-        ready_after = vec![Vec::new(); nodes.len() + 1];
+        ready_after = vec![Vec::new(); order.len() + 1];
         for (i, s) in sources.iter().enumerate() {
             let slot = last.get(&s.id()).map_or(0, |&pos| pos + 1);
             ready_after[slot].push(i);
@@ -436,10 +445,14 @@ fn sweep_grads(
     };
     report(0, &grads)?;
 
-    for (pos, node) in nodes.into_iter().enumerate() {
+    for (pos, &k) in order.iter().enumerate() {
+        let node = &mut nodes[k as usize];
         sweep_node(node, &mut grads, &source_ids, &leads, &lead, batch, sparse)?;
+        // Whatever the node saved for its gradient is not needed any more.
+        node.release_saved();
         report(pos + 1, &grads)?;
     }
+    drop(nodes);
 
     sources
         .iter()
@@ -468,7 +481,7 @@ fn sweep_grads(
 /// One node of the sweep: its VJP from the gradients of its outputs, accumulated into
 /// the gradients of its inputs (sparse ones kept as they are when `sparse`).
 fn sweep_node(
-    node: Node,
+    node: &Node,
     grads: &mut FxHashMap<TensorId, Grad>,
     source_ids: &FxHashSet<TensorId>,
     leads: &FxHashSet<TensorId>,
@@ -479,7 +492,7 @@ fn sweep_node(
     // A safe point: nothing of the tape changes from here on (a persistent tape's
     // nodes were copied, a released tape's are dropped with the error).
     crate::interrupt::check()?;
-    let mut dys = Vec::with_capacity(node.outputs.len());
+    let mut dys: SmallVec<[Option<Grad>; 2]> = SmallVec::with_capacity(node.outputs.len());
     let mut any = false;
     for o in &node.outputs {
         let g = if source_ids.contains(&o.id) {
@@ -503,33 +516,35 @@ fn sweep_node(
             return Ok(());
         }
     }
-    let dys: Vec<Tensor> = node
-        .outputs
-        .iter()
-        .zip(dys)
-        .map(|(o, g)| match g {
-            Some(g) => g.into_dense(),
-            None => {
-                let shape: Vec<usize> = lead.iter().chain(o.shape.iter()).copied().collect();
-                ops::zeros(&shape, o.dtype)
-            }
-        })
-        .collect::<Result<_>>()?;
-    let needs: Vec<bool> = node
+    let dys = {
+        let mut dense: SmallVec<[Tensor; 2]> = SmallVec::with_capacity(dys.len());
+        for (o, g) in node.outputs.iter().zip(dys) {
+            dense.push(match g {
+                Some(Grad::Dense(g)) => g,
+                Some(g) => g.into_dense()?,
+                None => {
+                    let shape: Vec<usize> = lead.iter().chain(o.shape.iter()).copied().collect();
+                    ops::zeros(&shape, o.dtype)?
+                }
+            });
+        }
+        dense
+    };
+    let needs: SmallVec<[bool; 4]> = node
         .inputs
         .iter()
         .map(|s| s.dtype.is_differentiable() && leads.contains(&s.id))
         .collect();
     if sparse && dys.len() == 1 && needs.len() == 1 && needs[0] {
-        if let Some(g) = node.op.sparse_vjp(&VjpCx::new(&node, &needs, 0), &dys[0]) {
-            accumulate(grads, node.inputs[0].id, Grad::Sparse(g?))?;
+        if let Some(g) = node.op.sparse_vjp(&VjpCx::new(node, &needs, 0), &dys[0]) {
+            accumulate(grads, node.inputs[0].id, Grad::Sparse(Box::new(g?)))?;
             return Ok(());
         }
     }
     let gs = if batch > 0 && !node.op.batched() {
-        vjp_per_row(&node, &needs, &dys, batch)?
+        vjp_per_row(node, &needs, &dys, batch)?
     } else {
-        ops::run_vjp(&VjpCx::new(&node, &needs, batch), &dys)?
+        ops::run_vjp(&VjpCx::new(node, &needs, batch), &dys)?
     };
     if gs.len() != node.inputs.len() {
         return Err(Error::Internal(format!(
@@ -546,7 +561,6 @@ fn sweep_node(
         let g = unbroadcast(g, &slot.shape, batch)?;
         accumulate(grads, slot.id, Grad::Dense(g))?;
     }
-    drop(node);
     Ok(())
 }
 

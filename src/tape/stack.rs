@@ -167,6 +167,33 @@ impl Pending {
     }
 }
 
+/// `op` as a shared rule. Most ops carry no data (their rule is all in the type): one
+/// `Arc` per type and thread serves every node, so recording one and freeing the tape
+/// cost no allocation for it.
+fn shared_op<O: Op>(op: O) -> Arc<dyn Op> {
+    if std::mem::size_of::<O>() != 0 {
+        return Arc::new(op);
+    }
+    thread_local! {
+        static RULES: RefCell<rustc_hash::FxHashMap<std::any::TypeId, Arc<dyn Op>>> =
+            RefCell::new(Default::default());
+    }
+    let mut op = Some(op);
+    let shared = RULES.try_with(|r| {
+        let mut r = r.borrow_mut();
+        let rule = r
+            .entry(std::any::TypeId::of::<O>())
+            .or_insert_with(|| Arc::new(op.take().expect("taken once")));
+        rule.clone()
+    });
+    match (shared, op) {
+        (Ok(rule), _) => rule,
+        // Only while the thread is being torn down.
+        (Err(_), Some(op)) => Arc::new(op),
+        (Err(_), None) => unreachable!("the op is taken only when the rule is kept"),
+    }
+}
+
 #[inline(never)]
 fn record_slow<O: Op>(
     stack: &[Active],
@@ -187,7 +214,7 @@ fn record_slow<O: Op>(
                 // gradient_override_map): decided when the op is recorded.
                 match crate::custom::override_for(op.name()) {
                     Some(rule) => rule,
-                    None => Arc::new(op),
+                    None => shared_op(op),
                 }
             })
             .clone()
