@@ -282,9 +282,13 @@ def clip_by_global_norm(
     elif not isinstance(use_norm, _Tensor):
         use_norm = _native.convert_to_tensor(use_norm, dtype=_native.float32)
     c = clip_norm if isinstance(clip_norm, _Tensor) else _native.convert_to_tensor(clip_norm, dtype=use_norm.dtype)
-    # TF's formula: finite norms give clip_norm / max(norm, clip_norm); inf or NaN, NaN.
+    # TF's formula: finite norms give clip_norm * min(1 / norm, 1 / clip_norm); inf or
+    # NaN, NaN (TF adds norm - norm; a select keeps the gradient's sum order the same
+    # traced and eager).
     one = _native.ones_like(use_norm)
-    scale = c * _native.minimum(one / use_norm, one / c) + (use_norm - use_norm)
+    scale = c * _native.minimum(one / use_norm, one / c)
+    finite = _native.less(_native.abs(use_norm), float("inf"))
+    scale = _native.where(finite, scale, _native.constant(float("nan"), dtype=scale.dtype))
     out: list[Any] = []
     for t, v in zip(t_list, values):
         if v is None:

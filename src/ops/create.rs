@@ -204,7 +204,13 @@ pub fn range(start: f64, limit: f64, delta: f64, dtype: DType) -> Result<Tensor>
         return Err(range_too_long());
     }
     range_direction(start, limit, delta)?;
-    let count = ((limit - start) / delta).abs().ceil();
+    // TF computes the length in the output dtype: in float32, (1 - -2) / 0.00375f is
+    // 800 (in f64 it is 800.00002, 801 elements).
+    let count = if dtype == DType::F32 {
+        f64::from(((limit as f32 - start as f32) / delta as f32).abs().ceil())
+    } else {
+        ((limit - start) / delta).abs().ceil()
+    };
     // NaN: inf - inf; infinities and counts past i64 fail the comparison.
     if count.is_nan() || count >= (1u64 << 63) as f64 {
         return Err(range_too_long());

@@ -1606,7 +1606,6 @@ NOT_PORTED = {
     "testUnknownShapes": "graph mode placeholders",
     "testWatchComposite": "no SparseTensor",
     "testNameScope": "no name scopes in traced graphs",
-    "test_grad_jacobian_conv": "conv2d (the conv engineer's scope)",
 }
 
 
@@ -1729,3 +1728,27 @@ def test_aggregate_mixed_tensor_and_indexed_slices():
     result = _aggregate([t0, t1])
     assert isinstance(result, gt.Tensor)  # dense when mixed, as TF
     _assert_indexed_slices_equal(total, result)
+
+
+def test_grad_jacobian_conv():
+    def _inner(x):
+        kernel = gt.ones([3, 3, 1, 9])
+        with gt.GradientTape() as tape:
+            tape.watch(x)
+            y = gt.nn.conv2d(x, kernel, strides=(1, 1), padding="SAME", data_format="NHWC")
+            reduced = gt.reduce_sum(y**2.0, axis=[2, 3])
+        return gt.reduce_sum(tape.batch_jacobian(reduced, x))
+
+    theoretical, numerical = gt.test.compute_gradient(gt.function(_inner), [gt.ones([10, 4, 4, 1])])
+    np.testing.assert_allclose(numerical, theoretical, rtol=1e-1)
+    assert np.abs(theoretical[0]).max() > 1.0
+
+    @gt.function
+    def _outer():
+        with gt.GradientTape() as tape:
+            x = gt.ones([10, 4, 4, 1])
+            tape.watch(x)
+            y = _inner(x)
+        return tape.gradient(y, x)
+
+    np.testing.assert_allclose(np.reshape(numerical, [-1]), np.reshape(_outer().numpy(), [-1]), rtol=1e-1)
