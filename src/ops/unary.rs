@@ -852,7 +852,7 @@ pub(super) mod python {
         /// gt.Tensor([-1.  3.], shape=(2,), dtype=float32)
         unary ceil = ops::ceil, in [math];
         fn clip_by_value in [gt]: "(t: TensorLike, clip_value_min: TensorLike, clip_value_max: TensorLike, name: str | None = None) -> Tensor";
-        fn clip_by_norm in [gt]: "(t: TensorLike | IndexedSlices, clip_norm: TensorLike, axes: AxisLike | None = None, name: str | None = None) -> Any";
+        fn clip_by_norm in [gt]: "(t: IndexedSlices, clip_norm: TensorLike, axes: AxisLike | None = None, name: str | None = None) -> IndexedSlices ;; (t: TensorLike, clip_norm: TensorLike, axes: AxisLike | None = None, name: str | None = None) -> Tensor";
     }
 }
 
