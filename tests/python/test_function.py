@@ -946,3 +946,34 @@ def test_traced_cond_branch_without_an_input_gives_zero_not_none(first):
             r = f(gt.constant(k), y)
         assert float(acc.jvp(r)) == want
     assert f.experimental_get_tracing_count() == 1
+
+
+@gt.function
+def _grad_in_function_cond(k, y):
+    with gt.GradientTape() as t:
+        t.watch(y)
+        if k > 1:
+            ret = 3.0 * y
+        else:
+            ret = 0.0
+    return t.gradient(ret, y)
+
+
+@gt.function
+def _jvp_in_function_cond(k, y):
+    with gt.autodiff.ForwardAccumulator(y, 1.0) as acc:
+        if k > 1:
+            ret = 3.0 * y
+        else:
+            ret = 0.0
+    return acc.jvp(ret)
+
+
+@pytest.mark.parametrize("fn", [_grad_in_function_cond, _jvp_in_function_cond], ids=["tape", "accumulator"])
+def test_tape_and_accumulator_inside_a_function_see_the_cond_connected(fn):
+    # Traced first with the branch that does not read y (TF 2.21: 0.0, then 3.0); it
+    # gave None, then an internal error.
+    f = gt.function(fn.python_function)
+    assert float(f(gt.constant(0), gt.constant(1.0))) == 0.0
+    assert float(f(gt.constant(5), gt.constant(1.0))) == 3.0
+    assert float(f(gt.constant(0), gt.constant(2.0))) == 0.0
