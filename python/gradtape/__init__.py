@@ -63,6 +63,7 @@ from ._gradients import get_static_value, grad_pass_through, recompute_grad
 from .math import mod
 from .dtypes import double, half
 from ._indexed_slices import IndexedSlices
+from ._composite import clip_by_global_norm
 
 from ._module import Module
 from ._name_scope import name_scope
@@ -92,3 +93,4 @@ __all__ += ["IndexedSlices"]
 __all__ += ["keras", "data", "TensorArray", "device", "init_scope", "py_function"]
 __all__ += ["distributed"]
 __all__ += ["saved_model", "train"]
+__all__ += ["clip_by_global_norm"]

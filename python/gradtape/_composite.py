@@ -213,3 +213,87 @@ def foldr(
 
 
 __all__ = ["add_n", "embedding_lookup", "foldl", "foldr", "repeat"]
+
+
+def _clip_parts(t_list: Any, what: str) -> list[Any]:
+    """The dense part of each entry (an ``IndexedSlices``' values), ``None`` kept."""
+    from ._indexed_slices import IndexedSlices
+
+    if not isinstance(t_list, Sequence) or isinstance(t_list, (str, bytes)):
+        raise TypeError(f"`{what}` should be a sequence of tensors. Received {type(t_list)}.")
+    out: list[Any] = []
+    for t in t_list:
+        if t is None:
+            out.append(None)
+        else:
+            v = t.values if isinstance(t, IndexedSlices) else t
+            out.append(v if isinstance(v, _Tensor) else _native.convert_to_tensor(v))
+    return out
+
+
+def _global_norm(values: list[Any]) -> Any:
+    for v in values:
+        if v is not None and not v.dtype.is_floating:
+            # TF's L2Loss kernel, which its global_norm uses, takes real floats only.
+            raise errors.InvalidArgumentError(
+                f"Value for attr 'T' of {v.dtype.name} is not in the list of allowed values: "
+                "half, bfloat16, float, double [Op:L2Loss]"
+            )
+    squares = [_native.reduce_sum(_native.square(v)) for v in values if v is not None]
+    if not squares:
+        raise ValueError("global_norm needs at least one tensor that is not None")
+    return _native.sqrt(_native.reduce_sum(_native.stack(squares)))
+
+
+def global_norm(t_list: Sequence[Any], name: str | None = None) -> Any:
+    """The L2 norm of all the values of a list of tensors (``None`` entries ignored;
+    a ``gt.IndexedSlices`` counts its values): ``sqrt(sum(sum(t**2) for t in t_list))``.
+    TF equivalent: ``tf.linalg.global_norm``.
+
+    >>> import gradtape as gt
+    >>> print(gt.linalg.global_norm([gt.constant([3.0]), None, gt.constant([[4.0]])]))
+    gt.Tensor(5.0, shape=(), dtype=float32)
+    """
+    del name
+    return _global_norm(_clip_parts(t_list, "t_list"))
+
+
+def clip_by_global_norm(
+    t_list: Sequence[Any], clip_norm: Any, use_norm: Any = None, name: str | None = None
+) -> tuple[list[Any], Any]:
+    """Scales every tensor of ``t_list`` by ``clip_norm / max(global_norm, clip_norm)``
+    and returns ``(list_clipped, global_norm)``. ``None`` entries stay ``None``; a
+    ``gt.IndexedSlices`` stays one (its values scaled, its norm that of its values);
+    a non-finite norm makes every value NaN. ``use_norm`` gives the norm instead of
+    computing it. TF equivalent: ``tf.clip_by_global_norm``.
+
+    >>> import gradtape as gt
+    >>> clipped, norm = gt.clip_by_global_norm([gt.constant([3.0]), gt.constant([4.0])], 1.0)
+    >>> [c.numpy().tolist() for c in clipped], float(norm)
+    ([[0.6000000238418579], [0.800000011920929]], 5.0)
+    """
+    from ._indexed_slices import IndexedSlices
+
+    del name
+    t_list = list(t_list) if isinstance(t_list, Sequence) and not isinstance(t_list, (str, bytes)) else t_list
+    values = _clip_parts(t_list, "t_list")
+    if use_norm is None:
+        use_norm = _global_norm(values)
+    elif not isinstance(use_norm, _Tensor):
+        use_norm = _native.convert_to_tensor(use_norm, dtype=_native.float32)
+    c = clip_norm if isinstance(clip_norm, _Tensor) else _native.convert_to_tensor(clip_norm, dtype=use_norm.dtype)
+    # TF's formula: finite norms give clip_norm * min(1 / norm, 1 / clip_norm); inf or
+    # NaN, NaN (TF adds norm - norm; a select keeps the gradient's sum order the same
+    # traced and eager).
+    one = _native.ones_like(use_norm)
+    scale = c * _native.minimum(one / use_norm, one / c)
+    finite = _native.less(_native.abs(use_norm), float("inf"))
+    scale = _native.where(finite, scale, _native.constant(float("nan"), dtype=scale.dtype))
+    out: list[Any] = []
+    for t, v in zip(t_list, values):
+        if v is None:
+            out.append(None)
+            continue
+        clipped = _native.identity(v * _native.cast(scale, v.dtype))
+        out.append(IndexedSlices(clipped, t.indices, t.dense_shape) if isinstance(t, IndexedSlices) else clipped)
+    return out, use_norm

@@ -19,6 +19,7 @@ from . import _gradtape as _native
 from . import _nest
 from ._gradtape import Tensor as _Tensor
 from ._variable import Variable as _Variable
+from ._indexed_slices import IndexedSlices
 
 
 class _InputSignatureMismatch(TypeError, ValueError):
@@ -191,7 +192,7 @@ class ConcreteFunction:
         if self._flat_outputs is None:
             self._flat_outputs = list(_nest.flatten(self._outputs))
         it = iter(outs)
-        flat = [next(it) if is_t else v for v, is_t in zip(self._flat_outputs, self._out_is_tensor)]
+        flat = [_output_leaf(it, v, is_t) for v, is_t in zip(self._flat_outputs, self._out_is_tensor)]
         return _nest.pack_sequence_as(self._outputs, flat)
 
     def __call__(self, *args, **kwargs):
@@ -479,7 +480,12 @@ class Function:
             for v in leaves:
                 if isinstance(v, _Variable):
                     v = v.read_value()
-                if isinstance(v, _Tensor):
+                if isinstance(v, IndexedSlices):
+                    # Returned as TF returns a composite tensor: its component tensors.
+                    parts = [v.values, v.indices] + ([] if v.dense_shape is None else [v.dense_shape])
+                    is_t.append(_SLICES[len(parts)])
+                    tensors.extend(parts)
+                elif isinstance(v, _Tensor):
                     is_t.append(True)
                     tensors.append(v)
                 else:
@@ -498,6 +504,28 @@ class Function:
 
     def __repr__(self):
         return f"<gt.function {self._name}>"
+
+
+class _SlicesOutput:
+    """In a trace's ``out_is_tensor``: the output is a ``gt.IndexedSlices`` of
+    ``n`` component tensors (values, indices and, when it has one, dense_shape)."""
+
+    __slots__ = ("n",)
+
+    def __init__(self, n):
+        self.n = n
+
+
+_SLICES = {2: _SlicesOutput(2), 3: _SlicesOutput(3)}
+
+
+def _output_leaf(it, v, is_t):
+    """One output of a graph run: the next tensor, an ``IndexedSlices`` of the next
+    tensors, or the traced Python value ``v``."""
+    if isinstance(is_t, _SlicesOutput):
+        values, indices = next(it), next(it)
+        return IndexedSlices(values, indices, next(it) if is_t.n == 3 else None)
+    return next(it) if is_t else v
 
 
 def _relax(spec, t):

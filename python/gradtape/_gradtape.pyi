@@ -3,13 +3,14 @@ against the module by ``tests/python/test_stubs.py`` with ``mypy.stubtest``)."""
 
 from collections.abc import Iterator, Mapping, Sequence
 from types import TracebackType
-from typing import Any, Callable, ClassVar, Union, final
+from typing import Any, Callable, ClassVar, Union, final, overload
 
 import numpy as np
 from typing_extensions import Self, disjoint_base
 from builtins import bool as _bool
 from builtins import complex as _complex
 
+from ._indexed_slices import IndexedSlices
 from ._shape import TensorShape
 
 TensorLike = Union["Tensor", "Variable", _bool, int, float, _complex, Sequence[Any], np.ndarray[Any, Any], np.generic]
@@ -277,6 +278,9 @@ def broadcast_to(input: TensorLike, shape: ShapeLike, name: str | None = None) -
 def cast(x: TensorLike, dtype: DTypeLike, name: str | None = None) -> Tensor: ...
 def ceil(x: TensorLike, name: str | None = None) -> Tensor: ...
 def cholesky(input: TensorLike, name: str | None = None) -> Tensor: ...
+@overload
+def clip_by_norm(t: IndexedSlices, clip_norm: TensorLike, axes: AxisLike | None = None, name: str | None = None) -> IndexedSlices: ...
+@overload
 def clip_by_norm(t: TensorLike, clip_norm: TensorLike, axes: AxisLike | None = None, name: str | None = None) -> Tensor: ...
 def clip_by_value(t: TensorLike, clip_value_min: TensorLike, clip_value_max: TensorLike, name: str | None = None) -> Tensor: ...
 def complex(x: TensorLike, y: TensorLike, name: str | None = None) -> Tensor: ...

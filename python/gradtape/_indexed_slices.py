@@ -10,6 +10,7 @@ and every op: the rows scatter-added), as TF converts it.
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 from . import _gradtape as _native
@@ -71,7 +72,7 @@ class IndexedSlices:
 
         if self._dense_shape is None:
             return TensorShape(None)
-        return TensorShape([int(d) for d in self._dense_shape.numpy().tolist()])
+        return TensorShape(_dims(self._dense_shape))
 
     @property
     def device(self) -> str:
@@ -98,8 +99,7 @@ class IndexedSlices:
                 "Tensor conversion requested for IndexedSlices without dense_shape: "
                 f"{self}"
             )
-        shape = [int(d) for d in self._dense_shape.numpy().reshape(-1).tolist()]
-        return _native._indexed_slices_to_dense(self._values, self._indices, shape)
+        return _native._indexed_slices_to_dense(self._values, self._indices, _dims(self._dense_shape))
 
 
 def _densify(g: Any) -> Any:
@@ -107,10 +107,33 @@ def _densify(g: Any) -> Any:
     return g._gt_dense_() if isinstance(g, IndexedSlices) else g
 
 
-def _from_native(g: Any) -> Any:
+# In a gt.function trace, a traced gradient's dense_shape is a tensor of the graph (its
+# value computed when the graph runs), with no concrete value for Python code. Its value
+# is the shape of the gradient's source: ``id(dense_shape) -> source`` for those
+# tensors, so that ``shape`` and densifying read the source's static shape (a read
+# that makes the trace depend on the inputs' shapes, so another shape gets a trace of
+# its own).
+_SHAPE_SOURCES: dict[int, Any] = {}
+
+
+def _dims(dense_shape: Any) -> list[int]:
+    src = _SHAPE_SOURCES.get(id(dense_shape))
+    if src is not None:
+        return [int(d) for d in src.shape]
+    return [int(d) for d in dense_shape.numpy().reshape(-1).tolist()]
+
+
+def _from_native(g: Any, source: Any = None) -> Any:
     """A gradient from the native tape: a tensor, ``None``, or ``(values, indices,
-    dense_shape)`` for TF's ``IndexedSlices`` (``dense_shape`` int32, as TF's)."""
+    dense_shape)`` for TF's ``IndexedSlices`` (``dense_shape`` int32, as TF's; a list
+    eagerly, a tensor of the graph in a gt.function trace)."""
     if isinstance(g, tuple):
         values, indices, shape = g
-        return IndexedSlices(values, indices, _native.constant(list(shape), dtype="int32"))
+        if not isinstance(shape, _Tensor):
+            shape = _native.constant(list(shape), dtype="int32")
+        elif source is not None:
+            key = id(shape)
+            _SHAPE_SOURCES[key] = source
+            weakref.finalize(shape, _SHAPE_SOURCES.pop, key, None)
+        return IndexedSlices(values, indices, shape)
     return g

@@ -262,7 +262,7 @@ class GradientTape(_native._Tape):
             debugging._warn_none(self, snap, flat_targets, flat_sources, flat)
         else:
             flat = self._gradient(flat_targets, flat_sources, og, unconnected_gradients, True)
-        return _nest.pack_sequence_as(sources, [_from_native(g) for g in flat])
+        return _nest.pack_sequence_as(sources, [_from_native(g, s) for g, s in zip(flat, flat_sources)])
 
     def explain(self, target: Any, source: Any) -> str:
         """Why ``self.gradient(target, source)`` is ``None``, in a sentence: the source

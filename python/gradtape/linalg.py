@@ -20,3 +20,6 @@ __all__ = [
     "norm", "qr", "slogdet", "solve", "svd", "tensordot", "trace", "triangular_solve",
 ]
 # </generated>
+from ._composite import global_norm
+
+__all__ += ["global_norm"]

@@ -151,6 +151,8 @@ def _structure(x: Any, counter: list[int], what: str) -> Any:
 
 def _output_structure(concrete: ConcreteFunction) -> Any:
     flat = list(_nest.flatten(concrete._outputs))
+    if not all(isinstance(k, bool) for k in concrete._out_is_tensor):
+        raise ValueError(f"gt.saved_model.save: {concrete.name} returns a gt.IndexedSlices, which cannot be saved")
     it = iter(concrete._out_is_tensor)
     marked = [_TensorMark() if next(it) else v for v in flat]
     return _structure(_nest.pack_sequence_as(concrete._outputs, marked), [0], f"the output of {concrete.name}")

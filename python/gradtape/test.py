@@ -47,7 +47,9 @@ def _theoretical(f: Callable[..., Any], y_shape: tuple, y_dtype: Any, xs: list, 
         with GradientTape() as t:
             t.watch(args[param])
             y = f(*args)
-        return t.gradient(y, args[param], output_gradients=_native.convert_to_tensor(dy, dtype=y_dtype))
+        g = t.gradient(y, args[param], output_gradients=_native.convert_to_tensor(dy, dtype=y_dtype))
+        # TF converts an IndexedSlices gradient (a gather's) to its dense tensor.
+        return None if g is None else _native.convert_to_tensor(g)
 
     for row in range(y_size):
         dy_flat[row] = 1

@@ -422,6 +422,37 @@ impl Graph {
     }
 }
 
+/// TF's `If` op takes every tensor its branches read as an input, so its outputs are
+/// connected to all of them whichever branch runs: an input the taken branch does not
+/// use gets a zero gradient and gives a zero tangent, not `None`. An output the branch
+/// computed without an input is made to depend on it with a zero term (the sum of an
+/// empty slice of it, selected away): its value is unchanged, bit for bit.
+fn connect_cond_outputs(outs: Vec<Tensor>, ins: &[Tensor]) -> Result<Vec<Tensor>> {
+    use crate::ops;
+    let diff: Vec<&Tensor> = ins
+        .iter()
+        .filter(|t| t.dtype().is_differentiable())
+        .collect();
+    if diff.is_empty() {
+        return Ok(outs);
+    }
+    let no = Tensor::scalar(false);
+    outs.into_iter()
+        .map(|mut o| {
+            if !o.dtype().is_differentiable() {
+                return Ok(o);
+            }
+            for x in &diff {
+                let flat = ops::reshape(x, &[x.size()])?;
+                let empty = ops::slice(&flat, &[0], &[0])?;
+                let zero = ops::cast(&ops::reduce_sum(&empty, None, false)?, o.dtype())?;
+                o = ops::where_(&no, &zero, &o)?;
+            }
+            Ok(o)
+        })
+        .collect()
+}
+
 fn run_node(node: &Node, ins: &[Tensor]) -> Result<Vec<Tensor>> {
     match &node.kind {
         Kind::Call(f) => f(ins),
@@ -432,7 +463,12 @@ fn run_node(node: &Node, ins: &[Tensor]) -> Result<Vec<Tensor>> {
             } else {
                 otherwise
             };
-            branch.run_unchecked(&ins[1..])
+            let outs = branch.run_unchecked(&ins[1..])?;
+            if crate::tape::any_active() {
+                connect_cond_outputs(outs, &ins[1..])
+            } else {
+                Ok(outs)
+            }
         }
         Kind::While { cond, body, n } => {
             let mut vars: Vec<Tensor> = ins[..*n].to_vec();

@@ -523,6 +523,12 @@ pub(super) fn cond(
         .iter()
         .map(crate::ops::identity)
         .collect::<Result<_>>()?;
+    // As when the graph runs: the outputs depend on every input the branches read.
+    let outs = if crate::tape::any_active() {
+        super::connect_cond_outputs(outs, &outer)?
+    } else {
+        outs
+    };
     let n = outs.len();
     push_node(
         |ins| Node {

@@ -204,7 +204,13 @@ pub fn range(start: f64, limit: f64, delta: f64, dtype: DType) -> Result<Tensor>
         return Err(range_too_long());
     }
     range_direction(start, limit, delta)?;
-    let count = ((limit - start) / delta).abs().ceil();
+    // TF computes the length in the output dtype: in float32, (1 - -2) / 0.00375f is
+    // 800 (in f64 it is 800.00002, 801 elements).
+    let count = if dtype == DType::F32 {
+        f64::from(((limit as f32 - start as f32) / delta as f32).abs().ceil())
+    } else {
+        ((limit - start) / delta).abs().ceil()
+    };
     // NaN: inf - inf; infinities and counts past i64 fail the comparison.
     if count.is_nan() || count >= (1u64 << 63) as f64 {
         return Err(range_too_long());
@@ -821,14 +827,25 @@ pub(super) mod python {
         name: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyTensor> {
         let _ = name;
+        // TF converts Python numbers to a float `dtype` directly: 3 / 800 as float64 is
+        // not its float32 rounding (the length of range(-2, 1, 3 / 800) is 800, not 801).
+        let hint = match dtype.filter(|d| !d.is_none()) {
+            Some(d) => Some(dtype_arg(Some(d), DType::F32)?).filter(|d| d.is_floating()),
+            None => None,
+        };
+        let conv = |x: &Bound<'_, PyAny>| {
+            let number = x.is_instance_of::<pyo3::types::PyFloat>()
+                || x.is_instance_of::<pyo3::types::PyInt>();
+            to_tensor(x, if number { hint } else { None })
+        };
         // TF: `range(limit)` and `range(limit, delta=d)` start at 0.
-        let first = to_tensor(start, None)?;
+        let first = conv(start)?;
         let (start, limit) = match limit.filter(|l| !l.is_none()) {
-            Some(l) => (Some(first), to_tensor(l, None)?),
+            Some(l) => (Some(first), conv(l)?),
             None => (None, first),
         };
         let delta = match delta.filter(|d| !d.is_none()) {
-            Some(d) => Some(to_tensor(d, None)?),
+            Some(d) => Some(conv(d)?),
             None => None,
         };
         let args: Vec<&crate::Tensor> = start.iter().chain([&limit]).chain(delta.iter()).collect();

@@ -590,6 +590,8 @@ pub fn clip_by_value(
 /// `t * clip_norm / maximum(l2norm, clip_norm)` and its safe norm at zero.
 pub fn clip_by_norm(t: &Tensor, clip_norm: &Tensor, axes: Option<&[isize]>) -> Result<Tensor> {
     use crate::ops::{maximum, ones_like, reduce_sum};
+    // TF: a negative clip_norm counts as 0.
+    let clip_norm = &maximum(clip_norm, &zeros_like(clip_norm)?)?;
     let l2sum = reduce_sum(&multiply(t, t)?, axes, true)?;
     let pred = greater(&l2sum, &zeros_like(&l2sum)?)?;
     let l2sum_safe = where_(&pred, &l2sum, &ones_like(&l2sum)?)?;
@@ -637,7 +639,8 @@ pub(super) mod python {
     }
 
     /// ``t`` rescaled so its L2 norm (over ``axes``, or all elements) is at most ``clip_norm``.
-    /// TF equivalent: ``tf.clip_by_norm``.
+    /// A ``gt.IndexedSlices`` stays one: its values are clipped by their own norm (as
+    /// TF does, duplicate indices are not summed first). TF equivalent: ``tf.clip_by_norm``.
     ///
     /// >>> print(gt.clip_by_norm(gt.constant([3.0, 4.0]), 1.0))
     /// gt.Tensor([0.6 0.8], shape=(2,), dtype=float32)
@@ -649,8 +652,25 @@ pub(super) mod python {
         clip_norm: &Bound<'_, PyAny>,
         axes: Option<&Bound<'_, PyAny>>,
         name: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<PyTensor> {
+    ) -> PyResult<Py<PyAny>> {
         let _ = name;
+        let cls = t.get_type();
+        if cls.hasattr("_gt_dense_")? && cls.hasattr("indices")? {
+            let values = t.getattr("values")?;
+            let clipped = Py::new(py, clip_dense(py, &values, clip_norm, axes)?)?;
+            let parts = (clipped, t.getattr("indices")?, t.getattr("dense_shape")?);
+            return Ok(cls.call1(parts)?.unbind());
+        }
+        Ok(Py::new(py, clip_dense(py, t, clip_norm, axes)?)?.into_any())
+    }
+
+    /// `clip_by_norm` of a dense tensor (or anything that converts to one).
+    fn clip_dense(
+        py: Python<'_>,
+        t: &Bound<'_, PyAny>,
+        clip_norm: &Bound<'_, PyAny>,
+        axes: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
         let x = crate::python::convert::to_tensor(t, None)?;
         let c = crate::python::convert::to_tensor(clip_norm, Some(x.dtype()))?;
         let axes = axes_arg(axes)?;
@@ -832,7 +852,7 @@ pub(super) mod python {
         /// gt.Tensor([-1.  3.], shape=(2,), dtype=float32)
         unary ceil = ops::ceil, in [math];
         fn clip_by_value in [gt]: "(t: TensorLike, clip_value_min: TensorLike, clip_value_max: TensorLike, name: str | None = None) -> Tensor";
-        fn clip_by_norm in [gt]: "(t: TensorLike, clip_norm: TensorLike, axes: AxisLike | None = None, name: str | None = None) -> Tensor";
+        fn clip_by_norm in [gt]: "(t: IndexedSlices, clip_norm: TensorLike, axes: AxisLike | None = None, name: str | None = None) -> IndexedSlices ;; (t: TensorLike, clip_norm: TensorLike, axes: AxisLike | None = None, name: str | None = None) -> Tensor";
     }
 }
 

@@ -52,12 +52,22 @@ fn _indexed_slices_to_dense(
             values.shape()
         )));
     }
-    let s = crate::ops::Sparse {
-        values,
-        indices,
-        dense_shape,
-    };
-    Ok(s.to_dense()?.into())
+    // A node of its own in a gt.function trace (the dense shape is fixed per trace).
+    let key = format!("{dense_shape:?}");
+    let dense = crate::graph::op(
+        "IndexedSlicesToDense",
+        &key,
+        &[&values, &indices],
+        move |a| {
+            crate::ops::Sparse {
+                values: a[0].clone(),
+                indices: a[1].clone(),
+                dense_shape: dense_shape.clone(),
+            }
+            .to_dense()
+        },
+    )?;
+    Ok(dense.into())
 }
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

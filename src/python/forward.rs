@@ -104,7 +104,12 @@ impl PyForwardAccumulator {
             let Some(r) = self.acc.jvp(t) else {
                 return Ok(None);
             };
-            return self.traced_jvp(r, &[t], |acc, xs| acc.jvp(&xs[0]));
+            // When the graph runs, a tangent the trace found may be absent: a cond output
+            // from a branch that does not use the primal. TF's tangent of it is zeros.
+            return self.traced_jvp(r, &[t], |acc, xs| {
+                acc.jvp(&xs[0])
+                    .or_else(|| crate::ops::zeros_like(&xs[0]).ok())
+            });
         }
         if let Ok(v) = x.cast::<PyVariable>() {
             let Some(r) = self.acc.jvp_variable(&v.get().v) else {

@@ -571,6 +571,9 @@ impl PyTape {
             let src: Vec<Source<'_>> = srcs.iter().map(Src::as_source).collect();
             tape.gradient(targets, &src, og, unconnected)
         };
+        if graph::is_tracing() && sparse {
+            return self.traced_sparse(py, targets, srcs, og, unconnected);
+        }
         if graph::is_tracing() {
             let r = run(tape, &targets, &srcs, og.as_deref())?;
             // Inputs: the targets, the tensor sources, then the output gradients given.
@@ -637,6 +640,112 @@ impl PyTape {
         let r = crate::python::interruptible(py, || run(tape, &targets, &srcs, og.as_deref()))?;
         tensors_to_py(py, r)
     }
+}
+
+impl PyTape {
+    /// `_gradient(sparse=True)` inside a `gt.function`: the gradient traced as one node
+    /// whose outputs are each gradient's tensors: a dense gradient's one, an
+    /// `IndexedSlices`' values, indices and dense shape (an int32 tensor, computed
+    /// when the graph runs). Each run must give the kinds the trace gave.
+    fn traced_sparse(
+        &self,
+        py: Python<'_>,
+        targets: Vec<Tensor>,
+        srcs: Vec<Src>,
+        og: Option<Vec<Option<Tensor>>>,
+        unconnected: UnconnectedGradients,
+    ) -> PyResult<Vec<Option<Py<PyAny>>>> {
+        let run = move |tape: &GradientTape,
+                        targets: &[Tensor],
+                        srcs: &[Src],
+                        og: Option<&[Option<Tensor>]>| {
+            let src: Vec<Source<'_>> = srcs.iter().map(Src::as_source).collect();
+            tape.gradient_sparse(targets, &src, og, unconnected)
+        };
+        let tape = &self.tape;
+        let r = run(tape, &targets, &srcs, og.as_deref())?;
+        let kinds: Vec<bool> = r
+            .iter()
+            .map(|g| matches!(g, Some(Grad::Sparse(_))))
+            .collect();
+        let flat = flatten_grads(r)?;
+        let n_targets = targets.len();
+        let mut inputs = targets.clone();
+        let plan = plan_of(&srcs, &mut inputs);
+        let og_slots: Option<Vec<Option<usize>>> = og.as_ref().map(|og| {
+            og.iter()
+                .map(|g| {
+                    g.as_ref().map(|g| {
+                        inputs.push(g.clone());
+                        inputs.len() - 1
+                    })
+                })
+                .collect()
+        });
+        let want = kinds.clone();
+        record_call("Gradient", tape, &inputs, &flat, move |tape, xs| {
+            let og: Option<Vec<Option<Tensor>>> = og_slots
+                .as_ref()
+                .map(|s| s.iter().map(|k| k.map(|k| xs[k].clone())).collect());
+            let r = run(tape, &xs[..n_targets], &rebuild(&plan, xs), og.as_deref())?;
+            let got: Vec<bool> = r
+                .iter()
+                .map(|g| matches!(g, Some(Grad::Sparse(_))))
+                .collect();
+            if got != want {
+                return Err(crate::error::Error::Internal(
+                    "a gradient in a gt.function was sparse (IndexedSlices) when traced and \
+                     dense when run, or the other way round"
+                        .into(),
+                ));
+            }
+            flatten_grads(r)
+        })?;
+        let mut it = flat.into_iter();
+        let mut out = Vec::with_capacity(kinds.len());
+        for sparse in kinds {
+            let first = it.next().flatten();
+            out.push(match first {
+                None => None,
+                Some(t) if !sparse => Some(Py::new(py, PyTensor::from(t))?.into_any()),
+                Some(values) => {
+                    let indices = it.next().flatten();
+                    let shape = it.next().flatten();
+                    let parts = (
+                        PyTensor::from(values),
+                        indices.map(PyTensor::from),
+                        shape.map(PyTensor::from),
+                    );
+                    Some(parts.into_pyobject(py)?.into_any().unbind())
+                }
+            });
+        }
+        Ok(out)
+    }
+}
+
+/// Gradients as a flat list of tensors: a dense gradient (or `None`) as one entry, an
+/// `IndexedSlices` as three (values, indices, the dense shape as an int32 tensor).
+fn flatten_grads(r: Vec<Option<Grad>>) -> crate::error::Result<Vec<Option<Tensor>>> {
+    let mut flat = Vec::with_capacity(r.len());
+    for g in r {
+        match g {
+            None => flat.push(None),
+            Some(Grad::Dense(t)) => flat.push(Some(t)),
+            Some(Grad::Sparse(s)) => {
+                let dims: Vec<i32> = s
+                    .dense_shape
+                    .iter()
+                    .map(|&d| i32::try_from(d).unwrap_or(i32::MAX))
+                    .collect();
+                let n = dims.len();
+                flat.push(Some(s.values));
+                flat.push(Some(s.indices));
+                flat.push(Some(Tensor::from_vec(dims, &[n])?));
+            }
+        }
+    }
+    Ok(flat)
 }
 
 /// Optional tensors as Python objects.

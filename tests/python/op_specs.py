@@ -737,6 +737,25 @@ row("add_n", lambda x, y, z: gt.math.add_n([x, y, z]), lambda x, y, z: x + y + z
     [((), (), ()), ((2, 3), (2, 3), (2, 3)), ((0,), (0,), (0,))])
 row("add_n", lambda x: gt.math.add_n([x]), lambda x: x, [((3,),)], case="one")
 
+
+def _np_clip_by_global_norm(xs, clip):
+    norm = np.sqrt(sum(np.sum(x * x) for x in xs))
+    return [x * clip / max(norm, clip) for x in xs], norm
+
+
+# clip 0.5: the inputs' global norm is above it almost surely (clipped), clip 100: below
+# (unchanged). Each row checks one output of the list, and the norm.
+for _clip in (0.5, 100.0):
+    for _k in (0, 1):
+        row("clip_by_global_norm",
+            (lambda c, k: lambda x, y: gt.clip_by_global_norm([x, None, y], c)[0][2 * k])(_clip, _k),
+            (lambda c, k: lambda x, y: _np_clip_by_global_norm([x, y], c)[0][k])(_clip, _k),
+            [((2, 3), (3,))], case=f"clip{_clip}_out{_k}")
+row("clip_by_global_norm", lambda x, y: gt.clip_by_global_norm([x, y], 0.5)[1],
+    lambda x, y: _np_clip_by_global_norm([x, y], 0.5)[1], [((2, 3), (3,))], case="norm")
+row("global_norm", lambda x, y: gt.linalg.global_norm([x, y]),
+    lambda x, y: np.sqrt(np.sum(x * x) + np.sum(y * y)), [((2, 3), (3,)), ((4,), ())])
+
 for _case, _idx, _shp in [
     ("elements_dups", [[0, 1], [2, 3], [0, 1]], (3, 4)),
     ("rows", [[1], [0], [1]], (2, 3)),
@@ -1389,6 +1408,7 @@ NOT_OPS = [
 REAL_ONLY = {
     "erf", "relu", "relu6", "elu", "selu", "leaky_relu", "softplus", "softsign", "gelu",
     "maximum", "minimum", "atan2", "floormod", "mod", "__mod__", "clip_by_value", "clip_by_norm",
+    "clip_by_global_norm", "global_norm",  # TF's global_norm uses L2Loss (real floats only)
     "reduce_max", "reduce_min", "reduce_logsumexp", "softmax", "log_softmax", "l2_loss",
     "sigmoid_cross_entropy_with_logits", "softmax_cross_entropy_with_logits",
     "sparse_softmax_cross_entropy_with_logits",

@@ -4,8 +4,8 @@ One test per TF test within gradtape's scope, same name in snake case, same logi
 ``tf`` → ``gt``. TF's private helpers (``backprop.gradients_function``,
 ``implicit_grad``, ``make_vjp``, ``val_and_grad_function``) are rebuilt here from the
 public tape, as TF builds them. Tests of graph mode (``ops.Graph``, placeholders),
-GPUs, op attributes, strings, sparse tensors, max pooling (the conv/pool engineer's
-scope), name scopes and the memory checker are not ported; ``test_backprop_not_ported``
+GPUs, op attributes, strings, sparse tensors, name scopes and the memory checker are
+not ported; ``test_backprop_not_ported``
 lists them with the reason.
 """
 
@@ -1603,15 +1603,9 @@ NOT_PORTED = {
     "testMakeAttrTypeList": "TF op attributes",
     "testMakeAttrShape": "TF op attributes",
     "testMakeAttrShapeList": "TF op attributes",
-    "testMultiValuePreservesIfNotDiffedAgainst": "conv2d (the conv engineer's scope)",
-    "testMaxPooling3DGradient": "max pooling (the conv engineer's scope)",
     "testUnknownShapes": "graph mode placeholders",
     "testWatchComposite": "no SparseTensor",
     "testNameScope": "no name scopes in traced graphs",
-    "test_grad_jacobian_conv": "conv2d (the conv engineer's scope)",
-    "AggregateIndexedSlicesGradientsTest": "backprop_util.AggregateIndexedSlicesGradients is private; "
-    "its cases (IndexedSlices concatenated, dense when mixed with a tensor) are checked through the "
-    "tape in test_indexed_slices.py",
 }
 
 
@@ -1636,3 +1630,125 @@ def test_convert_to_tensor_of_a_tensor_is_the_tensor():
     t = gt.constant([1.0, 2.0])
     assert gt.convert_to_tensor(t) is t
     assert gt.convert_to_tensor(t, dtype=gt.float32) is t
+
+
+# --- testMultiValuePreservesIfNotDiffedAgainst, testMaxPooling3DGradient ----------------
+
+
+def test_multi_value_preserves_if_not_diffed_against():
+    def tfe_conv2d(timage, tkernel, conv2dstrides):
+        return gt.nn.conv2d(timage, tkernel, conv2dstrides, "SAME")
+
+    i = gt.constant([[[[1.0]]]])
+    k = gt.constant([[[[2.0]]]])
+    s = [1, 1, 1, 1]
+    grad = gradients_function(tfe_conv2d, params=(0,))(i, k, s)[0]
+    assert grad.numpy().tolist() == [[[[2.0]]]]
+
+
+def test_max_pooling_3d_gradient():
+    def forward(a):
+        return gt.nn.max_pool3d(a, ksize=(2, 2, 1), strides=(1, 1, 1), padding="SAME")
+
+    input_sizes = [1, 3, 2, 4, 1]
+    x = np.arange(1, np.prod(input_sizes) + 1, dtype=np.float32)
+    aa = gt.reshape(gt.constant(x), input_sizes)
+    (da,) = gradients_function(forward)(aa)
+    # TF 2.21's gradient (its graph-mode half compares with tf.gradients).
+    want = [0.0] * 12 + [2.0] * 4 + [0.0] * 4 + [4.0] * 4
+    assert da.numpy().reshape(-1).tolist() == want
+
+
+# --- AggregateIndexedSlicesGradientsTest ------------------------------------------------
+# TF's backprop.aggregate_indexed_slices_gradients is private; it is what the tape does
+# when several gradients reach one tensor. Each gradient enters here as the output
+# gradient of its own read of one source (an IndexedSlices through a gather of its
+# rows, a tensor through an identity), and the tape aggregates them.
+
+
+def _as_indexed_slices(t):
+    """TF's ``math_ops._as_indexed_slices``: every row, at its own index."""
+    n = t.shape[0]
+    return gt.IndexedSlices(t, gt.range(n), gt.constant(list(t.shape)))
+
+
+def _aggregate(grads):
+    x = gt.zeros([3, 2])
+    targets, ogs = [], []
+    with gt.GradientTape() as t:
+        t.watch(x)
+        for g in grads:
+            if g is None:
+                continue
+            if isinstance(g, gt.IndexedSlices):
+                targets.append(gt.gather(x, g.indices))
+                ogs.append(g.values)
+            else:
+                targets.append(gt.identity(x))
+                ogs.append(g)
+    return t.gradient(targets, x, output_gradients=ogs)
+
+
+def _assert_indexed_slices_equal(left, right):
+    np.testing.assert_array_equal(gt.convert_to_tensor(left).numpy(), gt.convert_to_tensor(right).numpy())
+
+
+def test_aggregate_no_gradients():
+    assert _aggregate([]) is None
+
+
+def test_aggregate_one_gradient():
+    t = _as_indexed_slices(gt.constant([[1.0, 2.0], [0, 0], [3.0, 4.0]]))
+    result = _aggregate([t])
+    assert isinstance(result, gt.IndexedSlices)
+    _assert_indexed_slices_equal(t, result)
+
+
+def test_aggregate_multiple_gradients():
+    t0 = _as_indexed_slices(gt.constant([[1.0, 2.0], [0, 0], [3.0, 4.0]]))
+    t1 = _as_indexed_slices(gt.constant([[0.0, 0.0], [5, 6], [7.0, 8.0]]))
+    total = gt.constant([[1.0, 2.0], [5, 6], [10.0, 12.0]])
+    result = _aggregate([t0, t1])
+    assert isinstance(result, gt.IndexedSlices)  # concatenated, as TF
+    assert result.indices.numpy().shape == (6,)
+    _assert_indexed_slices_equal(total, result)
+
+
+def test_aggregate_multiple_gradients_with_nones():
+    t0 = _as_indexed_slices(gt.constant([[1.0, 2.0], [0, 0], [3.0, 4.0]]))
+    t1 = _as_indexed_slices(gt.constant([[0.0, 0.0], [5, 6], [7.0, 8.0]]))
+    total = gt.constant([[1.0, 2.0], [5, 6], [10.0, 12.0]])
+    _assert_indexed_slices_equal(total, _aggregate([t0, t1, None]))
+
+
+def test_aggregate_mixed_tensor_and_indexed_slices():
+    t0 = _as_indexed_slices(gt.constant([[1.0, 2.0], [0, 0], [3.0, 4.0]]))
+    t1 = gt.constant([[0.0, 0.0], [5, 6], [7.0, 8.0]])
+    total = gt.constant([[1.0, 2.0], [5, 6], [10.0, 12.0]])
+    result = _aggregate([t0, t1])
+    assert isinstance(result, gt.Tensor)  # dense when mixed, as TF
+    _assert_indexed_slices_equal(total, result)
+
+
+def test_grad_jacobian_conv():
+    def _inner(x):
+        kernel = gt.ones([3, 3, 1, 9])
+        with gt.GradientTape() as tape:
+            tape.watch(x)
+            y = gt.nn.conv2d(x, kernel, strides=(1, 1), padding="SAME", data_format="NHWC")
+            reduced = gt.reduce_sum(y**2.0, axis=[2, 3])
+        return gt.reduce_sum(tape.batch_jacobian(reduced, x))
+
+    theoretical, numerical = gt.test.compute_gradient(gt.function(_inner), [gt.ones([10, 4, 4, 1])])
+    np.testing.assert_allclose(numerical, theoretical, rtol=1e-1)
+    assert np.abs(theoretical[0]).max() > 1.0
+
+    @gt.function
+    def _outer():
+        with gt.GradientTape() as tape:
+            x = gt.ones([10, 4, 4, 1])
+            tape.watch(x)
+            y = _inner(x)
+        return tape.gradient(y, x)
+
+    np.testing.assert_allclose(np.reshape(numerical, [-1]), np.reshape(_outer().numpy(), [-1]), rtol=1e-1)

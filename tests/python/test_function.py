@@ -917,3 +917,63 @@ def test_a_chain_summed_whole_is_one_pass_with_the_eager_values_and_derivatives(
     with gt.autodiff.ForwardAccumulator(small, tangent) as acc2:
         ye = loss(small)
     np.testing.assert_allclose(float(acc.jvp(yf)), float(acc2.jvp(ye)), rtol=tol, atol=tol)
+
+
+# --- a traced cond's outputs depend on every input its branches read (TF's If op) -------
+
+
+@gt.function
+def _cond_unused_in_false_branch(k, y):
+    if k > 1:
+        ret = 3.0 * y
+    else:
+        ret = 0.0
+    return ret
+
+
+@pytest.mark.parametrize("first", [5, 0])
+def test_traced_cond_branch_without_an_input_gives_zero_not_none(first):
+    # TF 2.21: the gradient and the tangent through the branch that does not read y
+    # are 0.0 (tf.function's cond is one op with y as an input), not None.
+    f = gt.function(_cond_unused_in_false_branch.python_function)
+    for k, want in [(first, 3.0 if first > 1 else 0.0), (5 - first, 0.0 if first > 1 else 3.0)]:
+        y = gt.constant(1.0)
+        with gt.GradientTape() as t:
+            t.watch(y)
+            r = f(gt.constant(k), y)
+        assert float(t.gradient(r, y)) == want
+        with gt.autodiff.ForwardAccumulator(y, gt.constant(1.0)) as acc:
+            r = f(gt.constant(k), y)
+        assert float(acc.jvp(r)) == want
+    assert f.experimental_get_tracing_count() == 1
+
+
+@gt.function
+def _grad_in_function_cond(k, y):
+    with gt.GradientTape() as t:
+        t.watch(y)
+        if k > 1:
+            ret = 3.0 * y
+        else:
+            ret = 0.0
+    return t.gradient(ret, y)
+
+
+@gt.function
+def _jvp_in_function_cond(k, y):
+    with gt.autodiff.ForwardAccumulator(y, 1.0) as acc:
+        if k > 1:
+            ret = 3.0 * y
+        else:
+            ret = 0.0
+    return acc.jvp(ret)
+
+
+@pytest.mark.parametrize("fn", [_grad_in_function_cond, _jvp_in_function_cond], ids=["tape", "accumulator"])
+def test_tape_and_accumulator_inside_a_function_see_the_cond_connected(fn):
+    # Traced first with the branch that does not read y (TF 2.21: 0.0, then 3.0); it
+    # gave None, then an internal error.
+    f = gt.function(fn.python_function)
+    assert float(f(gt.constant(0), gt.constant(1.0))) == 0.0
+    assert float(f(gt.constant(5), gt.constant(1.0))) == 3.0
+    assert float(f(gt.constant(0), gt.constant(2.0))) == 0.0

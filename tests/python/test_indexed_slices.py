@@ -267,3 +267,222 @@ def test_optimizers_without_a_sparse_rule_apply_the_densified_gradient(make):
     make().apply_gradients([(gt.constant(dense), b)])
     np.testing.assert_array_equal(a.numpy(), b.numpy())
     assert not np.array_equal(a.numpy(), np.ones((3, 2), np.float32))
+
+
+# --- clipping (TF 2.21 / Keras 3 numbers) -----------------------------------------------
+
+
+def test_clip_by_norm_keeps_indexed_slices():
+    # tf.clip_by_norm of an IndexedSlices: the values clipped by their own norm (the
+    # repeated row is not summed first: norm sqrt(50), not that of the dense [[6, 8]]).
+    s = gt.IndexedSlices(gt.constant([[3.0, 4.0], [3.0, 4.0]]), gt.constant([0, 0]), gt.constant([3, 2]))
+    c = gt.clip_by_norm(s, 1.0)
+    assert isinstance(c, gt.IndexedSlices)
+    assert c.indices.numpy().tolist() == [0, 0] and c.dense_shape.numpy().tolist() == [3, 2]
+    np.testing.assert_allclose(c.values.numpy(), [[0.42426407, 0.56568545]] * 2, rtol=1e-6)
+    # axes apply to the values (TF: each row of values clipped to norm 1).
+    r = gt.clip_by_norm(gt.IndexedSlices(gt.constant([[3.0, 4.0], [0.3, 0.4]]), gt.constant([2, 0])), 1.0, axes=[1])
+    np.testing.assert_allclose(r.values.numpy(), [[0.6, 0.8], [0.3, 0.4]], rtol=1e-6)
+    assert r.dense_shape is None
+    # Dense tensors as before; a negative clip_norm counts as 0 (TF).
+    np.testing.assert_allclose(gt.clip_by_norm(gt.constant([3.0, 4.0]), -1.0).numpy(), [0.0, 0.0])
+
+
+def test_clip_by_norm_of_indexed_slices_is_differentiable():
+    x = gt.constant([[3.0, 4.0], [1.0, 0.0]])
+    with gt.GradientTape() as t:
+        t.watch(x)
+        c = gt.clip_by_norm(gt.IndexedSlices(x, gt.constant([1, 0]), gt.constant([2, 2])), 2.0)
+        y = gt.reduce_sum(c.values * gt.constant([[1.0, 2.0], [3.0, 4.0]]))
+    dense_x = gt.constant(x.numpy())
+    with gt.GradientTape() as t2:
+        t2.watch(dense_x)
+        y2 = gt.reduce_sum(gt.clip_by_norm(dense_x, 2.0) * gt.constant([[1.0, 2.0], [3.0, 4.0]]))
+    np.testing.assert_allclose(y.numpy(), y2.numpy())
+    np.testing.assert_allclose(t.gradient(y, x).numpy(), t2.gradient(y2, dense_x).numpy())
+
+
+def test_clip_by_global_norm_keeps_indexed_slices():
+    s = gt.IndexedSlices(gt.constant([[3.0, 4.0], [3.0, 4.0]]), gt.constant([0, 0]), gt.constant([3, 2]))
+    t = gt.constant([1.0, 1.0])
+    clipped, norm = gt.clip_by_global_norm([s, t, None], 1.0)
+    # TF 2.21: norm 7.2111025 (the values' squares: 50 + 2), IndexedSlices kept.
+    np.testing.assert_allclose(norm.numpy(), 7.2111025, rtol=1e-6)
+    assert isinstance(clipped[0], gt.IndexedSlices) and clipped[2] is None
+    assert clipped[0].indices.numpy().tolist() == [0, 0]
+    np.testing.assert_allclose(clipped[0].values.numpy(), [[0.41602516, 0.5547002]] * 2, rtol=1e-6)
+    np.testing.assert_allclose(clipped[1].numpy(), [0.13867505, 0.13867505], rtol=1e-6)
+    # Under the limit nothing changes; use_norm replaces the computed norm.
+    same, n = gt.clip_by_global_norm([t], 10.0)
+    np.testing.assert_allclose(same[0].numpy(), [1.0, 1.0])
+    np.testing.assert_allclose(n.numpy(), 2**0.5, rtol=1e-6)
+    half, n = gt.clip_by_global_norm([t], 1.0, use_norm=gt.constant(2.0))
+    np.testing.assert_allclose(half[0].numpy(), [0.5, 0.5])
+    assert float(n) == 2.0
+    # A non-finite norm makes everything NaN (TF).
+    nan, n = gt.clip_by_global_norm([gt.constant([np.inf, 1.0]), t], 1.0)
+    assert np.isinf(n.numpy()) and np.isnan(nan[0].numpy()).all() and np.isnan(nan[1].numpy()).all()
+    np.testing.assert_allclose(gt.linalg.global_norm([s, None, t]).numpy(), 7.2111025, rtol=1e-6)
+
+
+def test_clip_by_global_norm_errors():
+    with pytest.raises(TypeError, match="should be a sequence"):
+        gt.clip_by_global_norm(gt.constant([1.0]), 1.0)
+    with pytest.raises(ValueError, match="at least one"):
+        gt.clip_by_global_norm([None], 1.0)
+    with pytest.raises(Exception):  # noqa: B017 - mixed dtypes cannot be stacked (TF: InvalidArgumentError)
+        gt.clip_by_global_norm([gt.constant([1.0]), gt.constant([1.0], gt.float64)], 1.0)
+
+
+def test_clip_by_global_norm_gradient():
+    a = gt.constant([3.0, 4.0])
+    b = gt.constant([12.0])
+    with gt.GradientTape() as t:
+        t.watch([a, b])
+        (ca, cb), _ = gt.clip_by_global_norm([a, b], 1.0)
+        y = gt.reduce_sum(ca * gt.constant([1.0, 2.0])) + gt.reduce_sum(cb)
+    ga, gb = t.gradient(y, [a, b])
+
+    def f(v):
+        n = np.linalg.norm(v)
+        return (v[0] * 1 + v[1] * 2 + v[2]) / n
+
+    v0 = np.array([3.0, 4.0, 12.0])
+    num = [(f(v0 + e) - f(v0 - e)) / 2e-6 for e in np.eye(3) * 1e-6]
+    np.testing.assert_allclose(np.concatenate([ga.numpy(), gb.numpy()]), num, rtol=1e-3)
+
+
+def _sparse_step(**kw):
+    v = gt.Variable([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+    w = gt.Variable([1.0, 1.0])
+    opt = gt.optimizers.SGD(1.0, **kw)
+    with gt.GradientTape() as t:
+        loss = gt.reduce_sum(gt.gather(v, [0, 2, 0]) * 3.0) + gt.reduce_sum(w * w)
+    g = t.gradient(loss, [v, w])
+    assert isinstance(g[0], gt.IndexedSlices)
+    clipped = opt._clip(g)
+    opt.apply_gradients(zip(g, [v, w]))
+    return clipped, v.numpy(), w.numpy()
+
+
+def test_optimizer_clipnorm_on_sparse_gradients_as_keras3():
+    # Keras 3 (TF backend) keeps the gradient sparse and clips its values (norm of the
+    # values: sqrt(6 * 9)); SGD scatter-subtracts them (row 0 twice).
+    clipped, v, w = _sparse_step(clipnorm=1.0)
+    assert isinstance(clipped[0], gt.IndexedSlices)
+    np.testing.assert_allclose(clipped[0].values.numpy(), np.full((3, 2), 0.40824828), rtol=1e-6)
+    np.testing.assert_allclose(v, [[0.18350342, 1.1835034], [3.0, 4.0], [4.5917516, 5.5917516]], rtol=1e-6)
+    np.testing.assert_allclose(w, [0.29289323, 0.29289323], rtol=1e-6)
+
+
+def test_optimizer_clipvalue_on_sparse_gradients_as_keras3():
+    clipped, v, w = _sparse_step(clipvalue=0.5)
+    assert isinstance(clipped[0], gt.IndexedSlices)
+    np.testing.assert_allclose(clipped[0].values.numpy(), np.full((3, 2), 0.5))
+    np.testing.assert_allclose(v, [[0.0, 1.0], [3.0, 4.0], [4.5, 5.5]])
+    np.testing.assert_allclose(w, [0.5, 0.5])
+
+
+def test_optimizer_global_clipnorm_on_sparse_gradients_as_keras3():
+    # Keras 3: the norm from the values (sqrt(6 * 9 + 8)), the scaled gradient dense.
+    clipped, v, w = _sparse_step(global_clipnorm=1.0)
+    assert isinstance(clipped[0], gt.Tensor)
+    np.testing.assert_allclose(clipped[0].numpy(), [[0.76200074] * 2, [0.0] * 2, [0.38100037] * 2], rtol=1e-6)
+    np.testing.assert_allclose(v, [[0.23799926, 1.2379992], [3.0, 4.0], [4.6189995, 5.6189995]], rtol=1e-6)
+    np.testing.assert_allclose(w, [0.74599975, 0.74599975], rtol=1e-6)
+
+
+# --- IndexedSlices inside gt.function ---------------------------------------------------
+
+
+def test_traced_gradient_gives_indexed_slices():
+    v = gt.Variable(ROWS)
+
+    @gt.function
+    def grads(idx):
+        with gt.GradientTape() as t:
+            y = gt.reduce_sum(gt.gather(v, idx) * 2.0)
+        g = t.gradient(y, v)
+        assert isinstance(g, gt.IndexedSlices)  # also while tracing
+        return g
+
+    for idx in ([1, 3], [0, 0]):
+        g = grads(gt.constant(idx))
+        assert _parts(g) == (idx, [[2.0, 2.0, 2.0]] * 2, [4, 3])
+    assert grads.experimental_get_tracing_count() == 1
+
+
+def test_traced_gradient_indexed_slices_follow_the_shape():
+    # reduce_retracing: one trace for several shapes; dense_shape is computed per call.
+    @gt.function(reduce_retracing=True)
+    def grads(x):
+        with gt.GradientTape() as t:
+            t.watch(x)
+            y = gt.gather(x, [0])
+        return t.gradient(y, x)
+
+    for n in (2, 3, 5):
+        g = grads(gt.ones([n, 2]))
+        assert isinstance(g, gt.IndexedSlices)
+        assert g.dense_shape.numpy().tolist() == [n, 2]
+        dense = np.zeros((n, 2), np.float32)
+        dense[0] = 1.0
+        np.testing.assert_array_equal(gt.convert_to_tensor(g).numpy(), dense)
+
+
+def test_traced_function_returns_indexed_slices_in_structures():
+    @gt.function
+    def f(x):
+        s = gt.IndexedSlices(x * 2.0, gt.constant([1, 0]), gt.constant([3, 2]))
+        return {"s": s, "n": 3, "t": x, "u": gt.IndexedSlices(x, gt.constant([2, 2]))}
+
+    out = f(gt.constant([[1.0, 2.0], [3.0, 4.0]]))
+    assert out["n"] == 3 and isinstance(out["t"], gt.Tensor)
+    assert _parts(out["s"]) == ([1, 0], [[2.0, 4.0], [6.0, 8.0]], [3, 2])
+    assert out["u"].dense_shape is None and out["u"].indices.numpy().tolist() == [2, 2]
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: gt.optimizers.SGD(0.1),
+        lambda: gt.optimizers.SGD(0.1, momentum=0.9),
+        lambda: gt.optimizers.Adam(0.1),
+        lambda: gt.optimizers.SGD(0.1, clipnorm=0.5),
+    ],
+)
+def test_traced_training_step_with_sparse_gradients_equals_eager(make):
+    ids = [[0, 2, 0], [1, 1, 3]]
+
+    def run(traced):
+        table = gt.Variable(np.arange(8, dtype=np.float32).reshape(4, 2) / 8)
+        opt = make()
+
+        def step(i):
+            with gt.GradientTape() as t:
+                loss = gt.reduce_sum(gt.nn.embedding_lookup(table, i) ** 2)
+            (g,) = t.gradient(loss, [table])
+            assert isinstance(g, gt.IndexedSlices)
+            opt.apply_gradients([(g, table)])
+            return loss
+
+        fn = gt.function(step) if traced else step
+        for _ in range(3):
+            for i in ids:
+                fn(gt.constant(i))
+        return table.numpy()
+
+    eager = run(False)
+    np.testing.assert_allclose(run(True), eager, rtol=1e-6, atol=1e-7)
+    # Row 3 got gradients only from the second batch; nothing is left untouched.
+    assert not np.allclose(eager, np.arange(8, dtype=np.float32).reshape(4, 2) / 8)
+
+
+def test_saving_a_function_that_returns_indexed_slices_is_refused(tmp_path):
+    class M(gt.Module):
+        @gt.function(input_signature=[gt.TensorSpec([2, 2], gt.float32)])
+        def f(self, x):
+            return gt.IndexedSlices(x, gt.constant([0, 1]), gt.constant([2, 2]))
+
+    with pytest.raises(ValueError, match="IndexedSlices"):
+        gt.saved_model.save(M(), str(tmp_path / "m"))

@@ -207,3 +207,11 @@ def test_errors_are_catchable_as_exceptions():
             assert type(e).__module__ == "gradtape", type(e)
         else:
             raise AssertionError("no error")
+
+
+def test_range_length_is_computed_in_the_dtype():
+    # TF 2.21: the float32 length is ceil((1 - -2) / 0.00375f) in float32, 800; in
+    # float64 the quotient is 800.00002 and the length 801.
+    assert gt.range(-2.0, 1.0, 3.0 / 800).shape.as_list() == [800]
+    assert gt.range(-2.0, 1.0, 3.0 / 800, dtype=gt.float64).shape.as_list() == [800]
+    assert gt.range(-2.0, 1.0, np.float32(3.0 / 800), dtype=gt.float64).shape.as_list() == [801]

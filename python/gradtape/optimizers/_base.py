@@ -190,24 +190,30 @@ class Optimizer:
         return not any(n in v.name for n in getattr(self, "_wd_excluded_names", ()))
 
     def _clip(self, grads: list[Tensor | IndexedSlices]) -> list[Tensor | IndexedSlices]:
-        """Keras 3's `_clip_gradients`: per-gradient norm, global norm, or value (sparse
-        gradients are densified first when a clip applies)."""
+        """Keras 3's `_clip_gradients` (TF backend): per-gradient norm or value, a
+        sparse gradient kept sparse (its values clipped, by their own norm); or the
+        global norm, with a sparse gradient's values in the norm and the scaled
+        gradient densified, as Keras 3 gives it."""
         from .._gradtape import clip_by_value, maximum, reduce_sum
 
         if not any(c is not None and c > 0 for c in (self.clipnorm, self.global_clipnorm, self.clipvalue)):
             return grads
-        dense: list[Tensor] = [_densify(g) if isinstance(g, IndexedSlices) else g for g in grads]
         if self.clipnorm is not None and self.clipnorm > 0:
-            return [clip_by_norm(g, self.clipnorm) for g in dense]
+            return [clip_by_norm(g, self.clipnorm) for g in grads]
         if self.global_clipnorm is not None and self.global_clipnorm > 0:
             total = cast(0.0, "float64")
-            for g in dense:
-                total = total + cast(reduce_sum(g * g), "float64")
+            for g in grads:
+                v = g.values if isinstance(g, IndexedSlices) else g
+                total = total + cast(reduce_sum(v * v), "float64")
             norm = sqrt(total)
             clip = float(self.global_clipnorm)
-            return [g * cast(clip / maximum(norm, clip), g.dtype) for g in dense]
+            return [_densify(g) * cast(clip / maximum(norm, clip), g.dtype) for g in grads]
         c = float(self.clipvalue or 0.0)
-        return [clip_by_value(g, -c, c) for g in dense]
+        return [
+            IndexedSlices(clip_by_value(g.values, -c, c), g.indices, g.dense_shape)
+            if isinstance(g, IndexedSlices) else clip_by_value(g, -c, c)
+            for g in grads
+        ]
 
     def minimize(self, loss: Any, var_list: Any, tape: Any = None) -> Variable:
         """Computes gradients of ``loss`` (a tensor with ``tape``, or a callable)
