@@ -121,6 +121,27 @@ where
     Ok(guarded(|| graph::apply_stateful(name, &refs, f))?)
 }
 
+/// [`call_stateful`] with `key()`, the text of the non-tensor arguments (saved in a
+/// SavedModel; stateful nodes are never merged).
+pub(crate) fn call_stateful_keyed<F>(
+    py: Python<'_>,
+    name: &str,
+    key: impl FnOnce() -> String,
+    xs: &[Tensor],
+    f: F,
+) -> PyResult<Vec<Tensor>>
+where
+    F: Fn(&[Tensor]) -> Result<Vec<Tensor>> + Send + Sync + 'static,
+{
+    if !graph::is_tracing() {
+        let n = xs.iter().map(|t| t.size()).max().unwrap_or(0);
+        return heavy(py, n, || f(xs));
+    }
+    let refs: Vec<&Tensor> = xs.iter().collect();
+    let k = key();
+    Ok(guarded(|| graph::apply_stateful_keyed(name, k, &refs, f))?)
+}
+
 /// An elementwise unary op (fusable).
 #[inline]
 pub(crate) fn unary(

@@ -28,8 +28,10 @@ fn traced_model() -> (Graph, Variable) {
 
 fn encode(g: &Graph, w: &Variable) -> (GraphDef, Vec<Tensor>) {
     let index = |v: &Variable| (v.id() == w.id()).then_some(0);
+    let id_index = |id: u64| (id == w.id()).then_some(0);
     let mut enc = Encoder {
         variable_index: &index,
+        variable_id_index: &id_index,
         constants: Vec::new(),
     };
     let def = enc.encode(g).unwrap();
@@ -116,7 +118,7 @@ fn bad(mutate: impl FnOnce(&mut Json)) -> String {
 
 #[test]
 fn bad_structures_are_refused_naming_what_is_wrong() {
-    assert!(bad(|v| v["version"] = 2.into()).contains("unsupported SavedModel format version 2"));
+    assert!(bad(|v| v["version"] = 3.into()).contains("unsupported SavedModel format version 3"));
     assert!(bad(|v| v["format"] = "x".into()).contains("not a gradtape SavedModel"));
     assert!(
         bad(|v| v["functions"][0]["graph"]["nodes"][2]["inputs"][0] =
