@@ -462,9 +462,10 @@ pub(crate) mod saved {
         OpDef::new("RandomUniformInt", 0, FIELDS, uniform_int).stateful(),
     ];
 
-    type Sampler = fn(&[usize], f64, f64, crate::dtype::DType, Option<i64>) -> Result<crate::tensor::Tensor>;
+    type Sampler =
+        fn(&[usize], f64, f64, crate::dtype::DType, Option<i64>) -> Result<crate::tensor::Tensor>;
 
-    fn sampler(op: &str, a: &Attrs, f: Sampler) -> Result<Forward> {
+    fn sampler(op: &'static str, a: &Attrs, f: Sampler) -> Result<Forward> {
         let dims: Vec<usize> = get(op, a, "shape")?;
         crate::size::num_elements(op, &dims)?;
         let (x, y) = (get_f64(op, a, "a")?, get_f64(op, a, "b")?);
@@ -489,7 +490,9 @@ pub(crate) mod saved {
         let (lo, hi): (i128, i128) = (get(op, a, "a")?, get(op, a, "b")?);
         let dt = get_dtype(op, a, "dtype")?;
         let seed: Option<i64> = get(op, a, "seed")?;
-        Ok(one_out(move |_| super::uniform_int(&dims, lo, hi, dt, seed)))
+        Ok(one_out(move |_| {
+            super::uniform_int(&dims, lo, hi, dt, seed)
+        }))
     }
 }
 
@@ -538,7 +541,15 @@ pub(super) mod python {
         let (dt, seed) = (dtype_arg(dtype, DType::F32)?, seed_arg(seed)?);
         let n = count(&dims);
         let key = format!("{dims:?},{mean:?},{stddev:?},{dt:?},{seed:?}");
-        Ok(draw(py, n, op, || key, &[], move |_| f(&dims, mean, stddev, dt, seed))?.into())
+        Ok(draw(
+            py,
+            n,
+            op,
+            || key,
+            &[],
+            move |_| f(&dims, mean, stddev, dt, seed),
+        )?
+        .into())
     }
 
     /// Samples of a normal distribution (float dtypes). TF equivalent: ``tf.random.normal``.

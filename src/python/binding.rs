@@ -15,7 +15,7 @@ pub(crate) use super::args::{
 pub(crate) use super::convert::{as_tensor, convert_value, to_dtype, to_tensor};
 pub(crate) use super::errors::InvalidArgumentError;
 pub(crate) use super::expose::expose;
-pub(crate) use super::graph::{call, call2, call_multi, call_n, call_stateful, call_stateful_keyed};
+pub(crate) use super::graph::{call, call2, call_multi, call_n, call_stateful_keyed};
 pub(crate) use super::heavy;
 pub(crate) use super::tensor::PyTensor;
 pub(crate) use crate::dtype::DType;

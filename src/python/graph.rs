@@ -103,26 +103,8 @@ where
 }
 
 /// A call with an effect or fresh randomness (`gt.random.*`): run on every call of a
-/// graph, never merged or folded.
-pub(crate) fn call_stateful<F>(
-    py: Python<'_>,
-    name: &str,
-    xs: &[Tensor],
-    f: F,
-) -> PyResult<Vec<Tensor>>
-where
-    F: Fn(&[Tensor]) -> Result<Vec<Tensor>> + Send + Sync + 'static,
-{
-    if !graph::is_tracing() {
-        let n = xs.iter().map(|t| t.size()).max().unwrap_or(0);
-        return heavy(py, n, || f(xs));
-    }
-    let refs: Vec<&Tensor> = xs.iter().collect();
-    Ok(guarded(|| graph::apply_stateful(name, &refs, f))?)
-}
-
-/// [`call_stateful`] with `key()`, the text of the non-tensor arguments (saved in a
-/// SavedModel; stateful nodes are never merged).
+/// graph, never merged or folded; `key()` is the text of its non-tensor arguments (what a
+/// SavedModel stores).
 pub(crate) fn call_stateful_keyed<F>(
     py: Python<'_>,
     name: &str,

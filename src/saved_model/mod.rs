@@ -268,7 +268,11 @@ fn custom_forward(saved: Arc<SavedGradient>) -> crate::graph::Forward {
 }
 
 /// The ops that write a variable: one input (the value), no outputs.
-const ASSIGN_OPS: &[&str] = &["AssignVariableOp", "AssignAddVariableOp", "AssignSubVariableOp"];
+const ASSIGN_OPS: &[&str] = &[
+    "AssignVariableOp",
+    "AssignAddVariableOp",
+    "AssignSubVariableOp",
+];
 
 /// What saving a graph needs to know of the objects around it.
 pub struct Encoder<'a> {

@@ -570,7 +570,12 @@ pub(crate) fn build(op: &str, a: &Attrs, n_inputs: usize) -> Result<Forward> {
             std::sync::Arc::new(move |_: &[Tensor]| Ok(vec![f(&shape, dt)?]))
         }
         _ => match super::table::for_op(op) {
-            Some(d) => (d.build)(a, n_inputs)?,
+            // Any failure to build from a file's attributes (a hostile size too) is the
+            // file's fault.
+            Some(d) => (d.build)(a, n_inputs).map_err(|e| match e {
+                Error::DataLoss(m) => Error::DataLoss(m),
+                e => Error::DataLoss(format!("node {op}: {e}")),
+            })?,
             None => return Err(Error::DataLoss(format!("unknown op {op:?}"))),
         },
     })

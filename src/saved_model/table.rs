@@ -440,24 +440,36 @@ mod tests {
         let x = Tensor::from_vec((0..16).map(|v| v as f32).collect(), &[1, 4, 4, 1]).unwrap();
         let w = Tensor::from_vec(vec![1.0f32, 2.0, 3.0, 4.0], &[2, 2, 1, 1]).unwrap();
         let (s, p, d) = ([1usize, 1], crate::ops::Padding::Same, [1usize, 1]);
-        let y = round_trip("Conv2D", &format!("{s:?},{p:?},{d:?}"), &[x.clone(), w.clone()]);
+        let y = round_trip(
+            "Conv2D",
+            &format!("{s:?},{p:?},{d:?}"),
+            &[x.clone(), w.clone()],
+        );
         let want = crate::ops::conv2d(&x, &w, s, &p, d).unwrap();
         assert_eq!(y[0].to_vec::<f32>().unwrap(), want.to_vec::<f32>().unwrap());
 
         let idx = vec![
             crate::ops::Index::Int(0),
-            crate::ops::Index::Slice { start: Some(1), stop: None, step: 2 },
+            crate::ops::Index::Slice {
+                start: Some(1),
+                stop: None,
+                step: 2,
+            },
             crate::ops::Index::Ellipsis,
         ];
         let at: Vec<usize> = vec![];
-        let y = round_trip("StridedSlice", &format!("{idx:?},{at:?}"), &[x.clone()]);
+        let y = round_trip(
+            "StridedSlice",
+            &format!("{idx:?},{at:?}"),
+            std::slice::from_ref(&x),
+        );
         let want = crate::ops::strided_slice(&x, &idx).unwrap();
         assert_eq!(y[0].shape(), want.shape());
         assert_eq!(y[0].to_vec::<f32>().unwrap(), want.to_vec::<f32>().unwrap());
 
         let v = Tensor::from_vec(vec![1.0f32, 2.0, 3.0, 4.0, 5.0], &[5]).unwrap();
         let spec = crate::ops::SplitSpec::Sizes(vec![2, -1]);
-        let parts = round_trip("SplitV", &format!("{spec:?},0"), &[v.clone()]);
+        let parts = round_trip("SplitV", &format!("{spec:?},0"), std::slice::from_ref(&v));
         assert_eq!(parts.len(), 2);
         assert_eq!(parts[1].to_vec::<f32>().unwrap(), vec![3.0, 4.0, 5.0]);
 
