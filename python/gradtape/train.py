@@ -10,9 +10,9 @@ optimizer's slots), so a training run stopped and resumed from a checkpoint cont
 exactly as if it had not stopped. Restoring before a lazily built model has its variables
 (a Keras model or layer built on its first call) defers, as TF's: each saved value is
 assigned when its variable is created (when the layer that makes it builds, before it
-computes), and the returned status's ``assert_consumed`` holds once all are. As in TF, the state of random generators is not part
-of a checkpoint: a model that draws random numbers (dropout, ``gt.random``) resumes with
-other draws unless it seeds them itself.
+computes), and the returned status's ``assert_consumed`` holds once all are. As in TF,
+the state of random generators is not part of a checkpoint: a model that draws random
+numbers (dropout, ``gt.random``) resumes with other draws unless it seeds them itself.
 
 A checkpoint is one safetensors file, ``<prefix>.safetensors``, with metadata
 ``{"format": "gradtape.checkpoint", "version": "1"}``; a directory's ``checkpoint`` file
@@ -114,11 +114,13 @@ class CheckpointLoadStatus:
     as their variables are created). TF equivalent: the status ``Checkpoint.restore``
     returns."""
 
-    def __init__(self, unused: list[str] | Callable[[], tuple[list[str], list[str]]], unmatched: list[str] = ()) -> None:
+    def __init__(
+        self, unused: list[str] | Callable[[], tuple[list[str], list[str]]], unmatched: list[str] | None = None
+    ) -> None:
         if callable(unused):
             self._state = unused
         else:
-            fixed = (list(unused), list(unmatched))
+            fixed = (list(unused), list(unmatched or []))
             self._state = lambda: fixed
 
     def assert_consumed(self) -> CheckpointLoadStatus:
@@ -281,7 +283,8 @@ class Checkpoint:
 
 
 def _make_slot(opt: Any, v: Any, key: str, value: Any) -> None:
-    opt._slots.setdefault(v._unique_id, {})[key] = Variable(value, trainable=False, name=f"{v.name.split(':')[0]}/{key}")
+    name = f"{v.name.split(':')[0]}/{key}"
+    opt._slots.setdefault(v._unique_id, {})[key] = Variable(value, trainable=False, name=name)
 
 
 class _Deferred:
@@ -302,24 +305,25 @@ class _Deferred:
         _, walk = self.ckpt._values()
         named = walk.named_variables()
         for name in [n for n in self.values if n in named]:
-            v, value = named[name], self.values[name]
+            # Taken whatever happens: a value that does not fit raises once.
+            v, value = named[name], self.values.pop(name)
             if tuple(v.shape) != tuple(value.shape) or v.dtype != value.dtype:
                 raise ValueError(
                     f"Checkpoint value for {v.name} is {value.dtype.name} {tuple(value.shape)} but the variable "
                     f"is {v.dtype.name} {tuple(v.shape)}"
                 )
-            v.assign(self.values.pop(name))
+            v.assign(value)
         for opt_path, opt in walk.optimizers:
             head = "/".join(opt_path) + f"/{_SLOT}/"
             for name in [n for n in self.values if n.startswith(head)]:
                 var_path, _, key = name[len(head):].rpartition("/")
-                v = named.get(var_path)
-                if v is None:
+                target = named.get(var_path)
+                if target is None:
                     continue
                 value = self.values.pop(name)
-                slot = opt._slots.get(v._unique_id, {}).get(key)
+                slot = opt._slots.get(target._unique_id, {}).get(key)
                 if slot is None:
-                    _make_slot(opt, v, key, value)
+                    _make_slot(opt, target, key, value)
                 else:
                     slot.assign(value)
 
@@ -333,9 +337,16 @@ def _on_variables_created() -> None:
     if not _PENDING:
         return
     for d in list(_PENDING):
-        d.apply()
-        if not d.values and d in _PENDING:
-            _PENDING.remove(d)
+        try:
+            d.apply()
+        except Exception:
+            # A value that does not fit its variable ends that restore (raised here,
+            # where the variable appeared, not again in unrelated code).
+            d.values.clear()
+            raise
+        finally:
+            if not d.values and d in _PENDING:
+                _PENDING.remove(d)
 
 
 def _state_path(directory: str) -> str:

@@ -1395,7 +1395,13 @@ pub(crate) mod saved {
     }
     fn norm(a: &Attrs, _: usize) -> Result<Forward> {
         let op = "Norm";
-        let ord: ops::NormOrd = get(op, a, "ord")?;
+        // A `P` order may be infinite (a string in JSON).
+        let ord = match a.get("ord") {
+            Some(serde_json::Value::Object(m)) if m.len() == 1 && m.contains_key("P") => {
+                ops::NormOrd::P(get_f64(op, m, "P")?)
+            }
+            _ => get(op, a, "ord")?,
+        };
         let axes: Option<Vec<isize>> = get(op, a, "axis")?;
         let keepdims: bool = get(op, a, "keepdims")?;
         Ok(one_out(move |xs| {

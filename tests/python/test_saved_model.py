@@ -249,7 +249,7 @@ def test_saved_files_are_the_documented_format(tmp_path):
     gt.saved_model.save(MLP(), tmp_path / "m")
     assert sorted(os.listdir(tmp_path / "m")) == ["constants.safetensors", "saved_model.json", "variables.safetensors"]
     doc = json.loads((tmp_path / "m" / "saved_model.json").read_text())
-    assert (doc["format"], doc["version"]) == ("gradtape.saved_model", 1)
+    assert (doc["format"], doc["version"]) == ("gradtape.saved_model", 2)
     assert doc["objects"][0]["kind"] == "module" and doc["objects"][0]["class"] == "MLP"
     values = _safetensors.load_file(tmp_path / "m" / "variables.safetensors")
     assert sorted(values) == sorted(str(i) for i in range(len(doc["variables"])))
