@@ -262,6 +262,20 @@ where
     push_call(name, None, None, true, Arc::new(f), inputs, &[])
 }
 
+/// [`record_effect`] with `key`, the text of the effect's non-tensor arguments (what a
+/// SavedModel stores of a print).
+pub fn record_effect_keyed<F>(name: &str, key: String, inputs: &[&Tensor], f: F) -> Result<()>
+where
+    F: Fn(&[Tensor]) -> Result<Vec<Tensor>> + Send + Sync + 'static,
+{
+    if !is_tracing() {
+        let owned: Vec<Tensor> = inputs.iter().map(|t| (*t).clone()).collect();
+        f(&owned)?;
+        return Ok(());
+    }
+    push_call(name, Some(key), None, true, Arc::new(f), inputs, &[])
+}
+
 fn record(
     name: &str,
     key: Option<String>,

@@ -36,6 +36,8 @@ pub struct OpDef {
     /// Whether the key is stored whole as the string attribute named by `fields[0]`
     /// (an einsum equation, which has commas of its own).
     pub raw: bool,
+    /// Whether the key is JSON, stored as the attribute named by `fields[0]`.
+    pub json: bool,
     /// How many outputs (`None`: given by the attributes and the inputs, at least one).
     pub outputs: Option<usize>,
     /// The computation, from the attributes and the number of inputs.
@@ -58,6 +60,7 @@ impl OpDef {
             op: traced,
             fields,
             raw: false,
+            json: false,
             outputs: Some(1),
             build,
             stateful: false,
@@ -83,6 +86,11 @@ impl OpDef {
         self.stateful = true;
         self
     }
+    /// The key is JSON: one attribute.
+    pub const fn json(mut self) -> OpDef {
+        self.json = true;
+        self
+    }
     /// The key is one string attribute.
     pub const fn raw(mut self) -> OpDef {
         self.raw = true;
@@ -90,9 +98,123 @@ impl OpDef {
     }
 }
 
-/// Every op family's rows.
+/// Every op family's rows, and the graph's own effects (a print).
 fn rows() -> impl Iterator<Item = &'static OpDef> {
-    crate::ops::SAVED.iter().flat_map(|t| t.iter())
+    crate::ops::SAVED
+        .iter()
+        .flat_map(|t| t.iter())
+        .chain(EFFECTS.iter())
+}
+
+/// `gt.print` in a traced function: its key is the JSON of a [`PrintSpec`].
+const EFFECTS: &[OpDef] = &[OpDef::new("PrintV2", 0, &["spec"], print_node)
+    .inputs(0, usize::MAX)
+    .outputs(Some(0))
+    .stateful()
+    .json()];
+
+/// What a saved print writes: `parts` in order joined by `sep`, each text as is and each
+/// `null` the next input tensor (TF's print format, `summarize` items at each end of an
+/// axis), then `end`, to `stream` (`"stdout"` or `"stderr"`).
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PrintSpec {
+    pub parts: Vec<Option<String>>,
+    pub sep: String,
+    pub end: String,
+    pub stream: String,
+    pub summarize: Option<i64>,
+}
+
+/// How a loaded print prints (the Python bindings print through the package's own
+/// formatting); without a hook, [`print_plain`].
+pub type PrintHook = fn(&PrintSpec, &[Tensor]) -> Result<()>;
+
+static PRINT_HOOK: std::sync::OnceLock<PrintHook> = std::sync::OnceLock::new();
+
+/// Sets how loaded prints print; the first hook set stays.
+pub fn set_print_hook(hook: PrintHook) {
+    let _ = PRINT_HOOK.set(hook);
+}
+
+/// A print's text with no Python: each tensor as its values (`[1 2 3]`, nested brackets
+/// per axis), the parts joined by `sep`.
+pub fn print_text(spec: &PrintSpec, xs: &[Tensor]) -> Result<String> {
+    let mut it = xs.iter();
+    let mut pieces = Vec::with_capacity(spec.parts.len());
+    for p in &spec.parts {
+        pieces.push(match p {
+            Some(text) => text.clone(),
+            None => {
+                let t = it.next().ok_or_else(|| {
+                    Error::invalid("PrintV2", "fewer tensors than the print's placeholders")
+                })?;
+                values_text(t)
+            }
+        });
+    }
+    Ok(pieces.join(&spec.sep))
+}
+
+fn values_text(t: &Tensor) -> String {
+    fn fmt(v: f64) -> String {
+        if v == v.trunc() && v.abs() < 1e16 {
+            format!("{v:.0}")
+        } else {
+            let s = format!("{v:.6}");
+            s.trim_end_matches('0').trim_end_matches('.').to_string()
+        }
+    }
+    let vals: Vec<String> = match crate::ops::cast(t, DType::F64).and_then(|c| c.to_vec::<f64>()) {
+        Ok(v) => v.into_iter().map(fmt).collect(),
+        Err(_) => return format!("{t}"),
+    };
+    fn nest(vals: &[String], shape: &[usize]) -> String {
+        match shape.split_first() {
+            None => vals.first().cloned().unwrap_or_default(),
+            Some((&n, rest)) => {
+                let step = rest.iter().product::<usize>();
+                let items: Vec<String> = (0..n)
+                    .map(|i| nest(&vals[i * step..(i + 1) * step], rest))
+                    .collect();
+                format!("[{}]", items.join(" "))
+            }
+        }
+    }
+    nest(&vals, t.shape())
+}
+
+/// Prints as [`print_text`] writes.
+pub fn print_plain(spec: &PrintSpec, xs: &[Tensor]) -> Result<()> {
+    let text = print_text(spec, xs)?;
+    if spec.stream == "stdout" {
+        print!("{text}{}", spec.end);
+    } else {
+        eprint!("{text}{}", spec.end);
+    }
+    Ok(())
+}
+
+fn print_node(a: &Attrs, n: usize) -> Result<Forward> {
+    let spec: PrintSpec = get("PrintV2", a, "spec")?;
+    let holes = spec.parts.iter().filter(|p| p.is_none()).count();
+    ensure(
+        holes == n,
+        "PrintV2",
+        "the number of tensors does not fit the parts",
+    )?;
+    ensure(
+        spec.stream == "stdout" || spec.stream == "stderr",
+        "PrintV2",
+        "stream is neither stdout nor stderr",
+    )?;
+    Ok(std::sync::Arc::new(move |xs: &[Tensor]| {
+        match PRINT_HOOK.get() {
+            Some(h) => h(&spec, xs)?,
+            None => print_plain(&spec, xs)?,
+        }
+        Ok(Vec::new())
+    }))
 }
 
 /// The row that saves a traced node `name` with `n` inputs.
@@ -121,6 +243,13 @@ pub(crate) fn encode(def: &OpDef, key: &str) -> Result<Attrs> {
     let mut m = Map::new();
     if def.raw {
         m.insert(def.fields[0].to_string(), Value::String(key.to_string()));
+        return Ok(m);
+    }
+    if def.json {
+        m.insert(
+            def.fields[0].to_string(),
+            serde_json::from_str(key).map_err(|_| bad())?,
+        );
         return Ok(m);
     }
     let values = if key.is_empty() {
@@ -482,5 +611,30 @@ mod tests {
         let mut bad = Attrs::new();
         bad.insert("strides".into(), serde_json::json!("x"));
         assert!(super::super::ops::build("Conv2D", &bad, 2).is_err());
+    }
+
+    #[test]
+    fn a_saved_print_without_python_prints_the_values() {
+        let spec = PrintSpec {
+            parts: vec![Some("x:".into()), None, Some("n".into()), None],
+            sep: " ".into(),
+            end: "\n".into(),
+            stream: "stderr".into(),
+            summarize: Some(3),
+        };
+        let x = Tensor::from_vec(vec![1.0f32, 2.5, -3.0, 0.125], &[2, 2]).unwrap();
+        let n = Tensor::from_vec(vec![7i64], &[]).unwrap();
+        assert_eq!(
+            print_text(&spec, &[x.clone(), n]).unwrap(),
+            "x: [[1 2.5] [-3 0.125]] n 7"
+        );
+        assert!(print_text(&spec, std::slice::from_ref(&x)).is_err());
+        let attrs = encode(
+            for_traced("PrintV2", 2).unwrap(),
+            &serde_json::to_string(&spec).unwrap(),
+        )
+        .unwrap();
+        assert!(super::super::ops::build("PrintV2", &attrs, 2).is_ok());
+        assert!(super::super::ops::build("PrintV2", &attrs, 1).is_err());
     }
 }

@@ -272,3 +272,46 @@ def test_effects_outside_the_vocabulary_still_raise_naming_the_op(tmp_path):
     with pytest.raises(gt.errors.InvalidArgumentError, match="not an attribute"):
         gt.saved_model.save(Other(1.0), tmp_path / "o")
 
+
+
+class Talk(gt.Module):
+    @gt.function(input_signature=[gt.TensorSpec([3], gt.float32)])
+    def f(self, x):
+        gt.print("x is", x, "sum", gt.reduce_sum(x), output_stream=sys.stdout)
+        return x * 2.0
+
+
+def test_print_prints_at_call_time_after_loading(tmp_path, capsys):
+    gt.saved_model.save(Talk(), tmp_path / "t")
+    assert capsys.readouterr().out == ""  # tracing for saving is not a call
+    for v in ([1.0, 2.0, 3.5], [0.25, -1.0, 1e7]):
+        x = gt.constant(v)
+        gt.print("x is", x, "sum", gt.reduce_sum(x), output_stream=sys.stdout)
+    want = capsys.readouterr().out
+    out = fresh("""
+        import sys
+        import gradtape as gt
+        m = gt.saved_model.load(sys.argv[1])
+        print("loaded", flush=True)
+        m.f(gt.constant([1.0, 2.0, 3.5]))
+        m.f(gt.constant([0.25, -1.0, 1e7]))
+    """, tmp_path / "t")
+    assert out == "loaded\n" + want
+    doc = json.loads((tmp_path / "t" / "saved_model.json").read_text())
+    spec = _node(doc, "PrintV2")["attrs"]["spec"]
+    assert spec["parts"] == ["x is", None, "sum", None] and spec["stream"] == "stdout"
+
+
+def test_a_print_to_another_stream_cannot_be_saved(tmp_path):
+    import io
+
+    buf = io.StringIO()
+
+    class Quiet(gt.Module):
+        @gt.function(input_signature=[gt.TensorSpec([], gt.float32)])
+        def f(self, x):
+            gt.print(x, output_stream=buf)
+            return x
+
+    with pytest.raises(gt.errors.InvalidArgumentError, match="PrintV2.*cannot be saved"):
+        gt.saved_model.save(Quiet(), tmp_path / "q")
