@@ -4,9 +4,10 @@
 //!
 //! A traced node is a closure; what makes it saveable is that its name and key say
 //! everything the closure does (the graph optimizer relies on this too: equal name, key
-//! and inputs compute the same thing). Every op listed in `docs/saved_model.md` is here,
-//! with the same attributes; a traced node outside this list cannot be saved and
-//! `encode` says which one it is.
+//! and inputs compute the same thing). The version-1 ops of `docs/saved_model.md` are
+//! here, with the same attributes; every other op declares its saved form beside its own
+//! code (see `table`), and a traced node neither knows cannot be saved (`encode` says
+//! which one it is).
 
 use serde_json::{json, Map, Value};
 
