@@ -1,6 +1,7 @@
 """Every op of the spec table (``op_specs.py``) that a ``gt.function`` traces, saved in a
 SavedModel and loaded in a fresh process (one process for all rows): the loaded
-function's values and gradients equal eager's."""
+function's values and gradients equal eager's, for float64 inputs and, for the rows the
+gradient checks run with complex inputs, complex128 ones."""
 
 import os
 import subprocess
@@ -13,19 +14,33 @@ import pytest
 import gradtape as gt
 
 sys.path.insert(0, os.path.dirname(__file__))
-from op_specs import SPECS  # noqa: E402
+from op_specs import SPECS, complex_rows  # noqa: E402
 
 
 def _cases():
-    return [s for s in SPECS if s.real and "float64" in s.dtypes]
+    """(row, complex inputs?): every real float64 row, and every row checked with complex
+    inputs (``complex_rows``), in complex128."""
+    real = [(s, False) for s in SPECS if s.real and "float64" in s.dtypes]
+    return real + [(s, True) for s in complex_rows()]
 
 
 CASES = _cases()
 
 
-def _inputs(spec, seed=1):
+def _inputs(spec, is_complex, seed=1):
     rng = np.random.default_rng(seed)
-    return [np.asarray(s(rng, shp), dtype=np.float64) for s, shp in zip(spec.samplers(), spec.shapes[0])]
+    out = []
+    for s, shp in zip(spec.samplers(), spec.shapes[0]):
+        a = np.asarray(s(rng, shp), dtype=np.float64)
+        if is_complex:  # as the gradient checks: the imaginary part in (-0.5, 0.5)
+            a = a + 1j * rng.uniform(-0.5, 0.5, size=a.shape)
+        out.append(a)
+    return out
+
+
+def _seed_like(rng, shape, dtype):
+    v = rng.standard_normal(shape)
+    return v + 1j * rng.standard_normal(shape) if np.dtype(dtype).kind == "c" else v
 
 
 def _value_and_grads(fn, arrays, v):
@@ -87,15 +102,15 @@ def round_trips(tmp_path_factory):
     """Per row: (eager value, eager gradients, the loaded ones or the error)."""
     root = tmp_path_factory.mktemp("saved_ops")
     expected, errors = {}, {}
-    for k, spec in enumerate(CASES):
-        xs = _inputs(spec)
+    for k, (spec, is_complex) in enumerate(CASES):
+        xs = _inputs(spec, is_complex)
         m = gt.Module()
         # Traced on the row's inputs (an input_signature would trace on placeholder
         # values, which some ops refuse: a singular matrix to solve).
         m.f = gt.function(_wrap(spec.fn, len(xs)))
         try:
             y = m.f(*[gt.constant(a) for a in xs])
-            v = np.random.default_rng(k).standard_normal(tuple(y.shape))
+            v = _seed_like(np.random.default_rng(k), tuple(y.shape), y.dtype.name)
             expected[k] = _value_and_grads(spec.fn, xs, v)
             gt.saved_model.save(m, str(root / str(k)))
         except Exception as e:  # reported by the row's test
@@ -116,7 +131,7 @@ def round_trips(tmp_path_factory):
     return expected, got, errors
 
 
-@pytest.mark.parametrize("k", range(len(CASES)), ids=[s.id for s in CASES])
+@pytest.mark.parametrize("k", range(len(CASES)), ids=[s.id + ("[complex]" if c else "") for s, c in CASES])
 def test_every_traced_op_saves_and_loads_in_a_fresh_process(round_trips, k):
     expected, got, errors = round_trips
     assert k not in errors, errors.get(k)
@@ -130,7 +145,7 @@ def test_every_traced_op_saves_and_loads_in_a_fresh_process(round_trips, k):
 def test_the_rows_cover_the_new_op_encodings():
     """The table rows reach the ops saved through their families' rows (not only the
     version-1 vocabulary)."""
-    names = {s.name for s in CASES}
+    names = {s.name for s, _ in CASES}
     for op in ("gather", "gather_nd", "conv2d", "max_pool2d", "pad", "tile", "split", "__getitem__", "fused_batch_norm",
                "einsum", "svd", "sparse_softmax_cross_entropy_with_logits"):
         assert op in names, op
