@@ -512,7 +512,20 @@ pub(crate) mod saved {
         ),
         OpDef::new("SigmoidCrossEntropyWithLogits", 2, &[], sigmoid_xent),
         OpDef::new("L2Normalize", 1, &["axis", "epsilon"], l2_normalize),
+        OpDef::new("Dropout", 1, &["rate", "noise_shape", "seed"], dropout).stateful(),
     ];
+
+    fn dropout(a: &Attrs, _: usize) -> Result<Forward> {
+        let rate = get_f64("Dropout", a, "rate")?;
+        let noise: Option<Vec<usize>> = get("Dropout", a, "noise_shape")?;
+        if let Some(n) = &noise {
+            crate::size::num_elements("Dropout", n)?;
+        }
+        let seed: Option<i64> = get("Dropout", a, "seed")?;
+        Ok(one_out(move |xs| {
+            ops::dropout(&xs[0], rate, noise.as_deref(), seed)
+        }))
+    }
 
     fn softmax_xent(a: &Attrs, _: usize) -> Result<Forward> {
         let axis: isize = get("SoftmaxCrossEntropyWithLogits", a, "axis")?;
@@ -803,8 +816,9 @@ pub(super) mod python {
         };
         let seed = seed_arg(seed)?;
         // Fresh randomness on every call: never merged.
+        let key = format!("{rate:?},{noise:?},{seed:?}");
         let f = move |a: &[Tensor]| ops::dropout(&a[0], rate, noise.as_deref(), seed);
-        Ok(draw(py, x.size(), "Dropout", String::new, &[x], f)?.into())
+        Ok(draw(py, x.size(), "Dropout", || key, &[x], f)?.into())
     }
 
     expose! {

@@ -315,3 +315,22 @@ def test_a_print_to_another_stream_cannot_be_saved(tmp_path):
 
     with pytest.raises(gt.errors.InvalidArgumentError, match="PrintV2.*cannot be saved"):
         gt.saved_model.save(Quiet(), tmp_path / "q")
+
+
+class Dropping(gt.Module):
+    @gt.function(input_signature=[gt.TensorSpec([200], gt.float32)])
+    def __call__(self, x):
+        return gt.nn.dropout(x, 0.5)
+
+
+def test_dropout_draws_a_fresh_mask_on_every_call_after_loading(tmp_path):
+    gt.saved_model.save(Dropping(), tmp_path / "d")
+    out = fresh("""
+        import sys
+        import numpy as np
+        import gradtape as gt
+        m = gt.saved_model.load(sys.argv[1])
+        a, b = m(gt.ones([200])).numpy(), m(gt.ones([200])).numpy()
+        print(sorted(set(a.tolist()) | set(b.tolist())), int(np.array_equal(a, b)), int(30 < (a == 0).sum() < 170))
+    """, tmp_path / "d")
+    assert out.split() == ["[0.0,", "2.0]", "0", "1"]
