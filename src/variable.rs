@@ -205,7 +205,8 @@ impl Variable {
         }
         crate::graph::on_variable_assign(self);
         let v = self.clone();
-        crate::graph::apply_stateful(op, &[value], move |x| {
+        let key = format!("variable:{}", self.id());
+        crate::graph::apply_stateful_keyed(op, key, &[value], move |x| {
             write(&crate::graph::resolve(&v), &x[0])?;
             Ok(Vec::new())
         })?;

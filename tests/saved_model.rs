@@ -67,8 +67,10 @@ fn write_model(path: &Path) -> (Tensor, Tensor) {
     .unwrap();
     let vars = [w.clone(), b.clone()];
     let index = |v: &Variable| vars.iter().position(|u| u.id() == v.id());
+    let id_index = |id: u64| vars.iter().position(|u| u.id() == id);
     let mut enc = Encoder {
         variable_index: &index,
+        variable_id_index: &id_index,
         constants: Vec::new(),
     };
     let graph_def = enc.encode(&traced.graph).unwrap();
@@ -227,7 +229,7 @@ fn damaged_models_are_refused_naming_the_problem() {
         Box::new(move || {
             std::fs::write(
                 p.join("saved_model.json"),
-                s2.replace("\"version\": 1", "\"version\": 7"),
+                s2.replace("\"version\": 2", "\"version\": 7"),
             )
             .unwrap()
         }),

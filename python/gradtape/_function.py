@@ -806,7 +806,38 @@ def print_(*inputs, output_stream=None, summarize=3, sep=" ", end="\n", name=Non
             stream = sys.stdout if "stdout" in stream else sys.stderr
         print(text, end=end, file=stream)
 
-    _native._effect(emit, tensors)
+    # What a SavedModel stores of the print (a stream other than sys.stdout / sys.stderr
+    # cannot be saved).
+    stream_name = None
+    if output_stream is None or output_stream is sys.stderr:
+        stream_name = "stderr"
+    elif output_stream is sys.stdout:
+        stream_name = "stdout"
+    elif isinstance(output_stream, str):
+        stream_name = "stdout" if "stdout" in output_stream else "stderr"
+    spec = None
+    if stream_name is not None and isinstance(sep, str) and isinstance(end, str):
+        import json
+
+        spec = json.dumps({
+            "parts": [None if p is None else str(p) for p in parts],
+            "sep": sep,
+            "end": end,
+            "stream": stream_name,
+            "summarize": summarize if isinstance(summarize, int) else None,
+        })
+    _native._effect(emit, tensors, spec)
+
+
+def _print_saved(spec_text, tensors):
+    """A loaded ``gt.print`` node: prints as the unsaved function's ``print_`` did."""
+    import json
+    import sys
+
+    spec = json.loads(spec_text)
+    it = iter(tensors)
+    text = spec["sep"].join(_format(next(it), spec["summarize"]) if p is None else p for p in spec["parts"])
+    print(text, end=spec["end"], file=sys.stdout if spec["stream"] == "stdout" else sys.stderr)
 
 
 def _format(t, summarize):

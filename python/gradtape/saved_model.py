@@ -36,7 +36,7 @@ from ._variable import Variable
 __all__ = ["SaveOptions", "load", "save"]
 
 FORMAT = "gradtape.saved_model"
-VERSION = 1
+VERSION = 2
 
 
 class SaveOptions:

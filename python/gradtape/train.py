@@ -7,9 +7,12 @@ them; an optimizer contributes its step counter and its slots, e.g. Adam's ``m``
 ``v``), under names made of the attribute path (``model/dense/kernel``). ``restore``
 assigns the saved values to the variables found at the same paths (and creates an
 optimizer's slots), so a training run stopped and resumed from a checkpoint continues
-exactly as if it had not stopped. As in TF, the state of random generators is not part
-of a checkpoint: a model that draws random numbers (dropout, ``gt.random``) resumes with
-other draws unless it seeds them itself.
+exactly as if it had not stopped. Restoring before a lazily built model has its variables
+(a Keras model or layer built on its first call) defers, as TF's: each saved value is
+assigned when its variable is created (when the layer that makes it builds, before it
+computes), and the returned status's ``assert_consumed`` holds once all are. As in TF,
+the state of random generators is not part of a checkpoint: a model that draws random
+numbers (dropout, ``gt.random``) resumes with other draws unless it seeds them itself.
 
 A checkpoint is one safetensors file, ``<prefix>.safetensors``, with metadata
 ``{"format": "gradtape.checkpoint", "version": "1"}``; a directory's ``checkpoint`` file
@@ -21,7 +24,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from . import _safetensors
@@ -107,24 +110,33 @@ def _strip(path: str) -> str:
 
 
 class CheckpointLoadStatus:
-    """What a ``restore`` matched. TF equivalent: the status ``Checkpoint.restore``
+    """What a ``restore`` matched, as of now (values of a deferred restore are consumed
+    as their variables are created). TF equivalent: the status ``Checkpoint.restore``
     returns."""
 
-    def __init__(self, unused: list[str], unmatched: list[str]) -> None:
-        self._unused = unused
-        self._unmatched = unmatched
+    def __init__(
+        self, unused: list[str] | Callable[[], tuple[list[str], list[str]]], unmatched: list[str] | None = None
+    ) -> None:
+        if callable(unused):
+            self._state = unused
+        else:
+            fixed = (list(unused), list(unmatched or []))
+            self._state = lambda: fixed
 
     def assert_consumed(self) -> CheckpointLoadStatus:
-        """Raises ``AssertionError`` unless every saved value was restored and every
-        variable of the objects got a value."""
-        if self._unused:
-            raise AssertionError(f"Unresolved values in the checkpoint: {self._unused}")
+        """Raises ``AssertionError`` unless every saved value was restored (a deferred
+        value counts once its variable exists and has it) and every variable of the
+        objects got a value."""
+        unused, _ = self._state()
+        if unused:
+            raise AssertionError(f"Unresolved values in the checkpoint: {unused}")
         return self.assert_existing_objects_matched()
 
     def assert_existing_objects_matched(self) -> CheckpointLoadStatus:
         """Raises ``AssertionError`` if a variable of the objects has no saved value."""
-        if self._unmatched:
-            raise AssertionError(f"Variables with no value in the checkpoint: {self._unmatched}")
+        _, unmatched = self._state()
+        if unmatched:
+            raise AssertionError(f"Variables with no value in the checkpoint: {unmatched}")
         return self
 
     def expect_partial(self) -> CheckpointLoadStatus:
@@ -263,12 +275,78 @@ class Checkpoint:
         for v, value in plan:
             v.assign(value)
         for opt, v, key, value in new_slots:
-            opt._slots.setdefault(v._unique_id, {})[key] = Variable(
-                value, trainable=False, name=f"{v.name.split(':')[0]}/{key}"
-            )
-        unused = sorted(set(saved) - used)
-        unmatched = sorted(n for n in named if n not in used)
-        return CheckpointLoadStatus(unused, unmatched)
+            _make_slot(opt, v, key, value)
+        pending = _Deferred(self, {n: saved[n] for n in saved if n not in used}, set(saved))
+        if pending.values:
+            _PENDING.append(pending)
+        return CheckpointLoadStatus(pending.state)
+
+
+def _make_slot(opt: Any, v: Any, key: str, value: Any) -> None:
+    name = f"{v.name.split(':')[0]}/{key}"
+    opt._slots.setdefault(v._unique_id, {})[key] = Variable(value, trainable=False, name=name)
+
+
+class _Deferred:
+    """The values of a restore that no variable took yet: assigned when their variables
+    appear (``_on_variables_created``). It keeps the checkpoint's objects (as TF's
+    deferred dependencies keep theirs) until every value found its variable."""
+
+    def __init__(self, ckpt: Checkpoint, values: dict[str, Any], names: set[str]) -> None:
+        self.ckpt = ckpt
+        self.values = values
+        self.names = names  # every name of the file
+
+    def state(self) -> tuple[list[str], list[str]]:
+        named = self.ckpt._values()[1].named_variables()
+        return sorted(self.values), sorted(n for n in named if n not in self.names)
+
+    def apply(self) -> None:
+        _, walk = self.ckpt._values()
+        named = walk.named_variables()
+        for name in [n for n in self.values if n in named]:
+            # Taken whatever happens: a value that does not fit raises once.
+            v, value = named[name], self.values.pop(name)
+            if tuple(v.shape) != tuple(value.shape) or v.dtype != value.dtype:
+                raise ValueError(
+                    f"Checkpoint value for {v.name} is {value.dtype.name} {tuple(value.shape)} but the variable "
+                    f"is {v.dtype.name} {tuple(v.shape)}"
+                )
+            v.assign(value)
+        for opt_path, opt in walk.optimizers:
+            head = "/".join(opt_path) + f"/{_SLOT}/"
+            for name in [n for n in self.values if n.startswith(head)]:
+                var_path, _, key = name[len(head):].rpartition("/")
+                target = named.get(var_path)
+                if target is None:
+                    continue
+                value = self.values.pop(name)
+                slot = opt._slots.get(target._unique_id, {}).get(key)
+                if slot is None:
+                    _make_slot(opt, target, key, value)
+                else:
+                    slot.assign(value)
+
+
+# Restores waiting for variables (few, and emptied as they complete).
+_PENDING: list[_Deferred] = []
+
+
+def _on_variables_created() -> None:
+    """Called when a layer has built its variables: deferred restores take theirs."""
+    if not _PENDING:
+        return
+    for d in list(_PENDING):
+        try:
+            d.apply()
+        except Exception:
+            # A value that does not fit its variable ends that restore (raised here,
+            # where the variable appeared, not again in unrelated code).
+            d.values.clear()
+            raise
+        finally:
+            if not d.values and d in _PENDING:
+                _PENDING.remove(d)
 
 
 def _state_path(directory: str) -> str:

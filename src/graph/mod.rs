@@ -34,8 +34,8 @@ use crate::variable::Variable;
 
 pub use tapes::{record_acc_use, record_tape_use, AccCall, AccUse, TapeUse};
 pub use trace::{
-    apply, apply_stateful, constant, is_tracing, lookup, note_shape_read, paused, record_effect,
-    resume, suspend, trace, trace_subgraph, Traced,
+    apply, apply_stateful, apply_stateful_keyed, constant, is_tracing, lookup, note_shape_read,
+    paused, record_effect, record_effect_keyed, resume, suspend, trace, trace_subgraph, Traced,
 };
 pub(crate) use trace::{on_variable_assign, on_variable_read};
 

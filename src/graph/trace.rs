@@ -234,6 +234,20 @@ where
     record(name, None, None, true, inputs, Arc::new(f))
 }
 
+/// [`apply_stateful`] with `key`, the text of the call's non-tensor arguments (what a
+/// SavedModel stores of it; stateful nodes are never merged, whatever their keys).
+pub fn apply_stateful_keyed<F>(
+    name: &str,
+    key: String,
+    inputs: &[&Tensor],
+    f: F,
+) -> Result<Vec<Tensor>>
+where
+    F: Fn(&[Tensor]) -> Result<Vec<Tensor>> + Send + Sync + 'static,
+{
+    record(name, Some(key), None, true, inputs, Arc::new(f))
+}
+
 /// A pure effect (a print): run now when not tracing; while tracing, recorded to run on
 /// every call of the graph and not run now (tracing is not a call).
 pub fn record_effect<F>(name: &str, inputs: &[&Tensor], f: F) -> Result<()>
@@ -246,6 +260,20 @@ where
         return Ok(());
     }
     push_call(name, None, None, true, Arc::new(f), inputs, &[])
+}
+
+/// [`record_effect`] with `key`, the text of the effect's non-tensor arguments (what a
+/// SavedModel stores of a print).
+pub fn record_effect_keyed<F>(name: &str, key: String, inputs: &[&Tensor], f: F) -> Result<()>
+where
+    F: Fn(&[Tensor]) -> Result<Vec<Tensor>> + Send + Sync + 'static,
+{
+    if !is_tracing() {
+        let owned: Vec<Tensor> = inputs.iter().map(|t| (*t).clone()).collect();
+        f(&owned)?;
+        return Ok(());
+    }
+    push_call(name, Some(key), None, true, Arc::new(f), inputs, &[])
 }
 
 fn record(

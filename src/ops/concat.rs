@@ -162,7 +162,7 @@ pub fn unstack(x: &Tensor, num: Option<usize>, axis: isize) -> Result<Vec<Tensor
 }
 
 /// How [`split`] divides an axis.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum SplitSpec {
     /// Into this many equal parts.
     Num(usize),
@@ -239,6 +239,39 @@ fn split_sizes(x: &Tensor, sizes: &[usize], ax: usize) -> Result<Vec<Tensor>> {
         begin[ax] += n as i64;
     }
     Ok(out)
+}
+
+/// How this family's traced ops are saved in SavedModels (see `saved_model::table`).
+pub(crate) mod saved {
+    #[allow(unused_imports)]
+    use crate::error::Result;
+    #[allow(unused_imports)]
+    use crate::graph::Forward;
+    #[allow(unused_imports)]
+    use crate::ops;
+    #[allow(unused_imports)]
+    use crate::saved_model::table::{
+        ensure, get, get_dtype, get_f64, many_out, one_out, Attrs, OpDef,
+    };
+    #[allow(unused_imports)]
+    use crate::tensor::Tensor;
+
+    pub(crate) const SAVED: &[OpDef] = &[
+        OpDef::new("Unpack", 1, &["num", "axis"], unpack).outputs(None),
+        OpDef::new("SplitV", 1, &["split", "axis"], split).outputs(None),
+    ];
+
+    fn unpack(a: &Attrs, _: usize) -> Result<Forward> {
+        let num: Option<usize> = get("Unpack", a, "num")?;
+        let axis: isize = get("Unpack", a, "axis")?;
+        Ok(many_out(move |xs| ops::unstack(&xs[0], num, axis)))
+    }
+
+    fn split(a: &Attrs, _: usize) -> Result<Forward> {
+        let spec: ops::SplitSpec = get("SplitV", a, "split")?;
+        let axis: isize = get("SplitV", a, "axis")?;
+        Ok(many_out(move |xs| ops::split(&xs[0], &spec, axis)))
+    }
 }
 
 /// The Python functions of this family: bindings and where they appear (see

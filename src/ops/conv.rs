@@ -21,7 +21,7 @@ use crate::ops::{
 use crate::tensor::Tensor;
 
 /// How a convolution or pooling pads its input (TF's `padding`).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Padding {
     /// Output size `ceil(in / stride)`; the padding needed is split with the smaller
     /// half first (TF's asymmetric split).
@@ -1127,6 +1127,158 @@ pub fn fused_batch_norm(
     Ok((y, mix(&mean, &m_out)?, mix(&variance, &v_out)?))
 }
 
+/// The computation of a traced `gt.nn.fused_batch_norm`: inputs `x, scale, offset`, then
+/// the mean and the variance when given (`has_m`, `has_v`); outputs `y, mean, variance`.
+pub(crate) fn batch_norm_node(
+    has_m: bool,
+    has_v: bool,
+    epsilon: f64,
+    last: bool,
+    is_training: bool,
+    exponential_avg_factor: f64,
+) -> impl Fn(&[Tensor]) -> Result<Vec<Tensor>> + Send + Sync + 'static {
+    move |a: &[Tensor]| {
+        let mut rest = a[3..].iter();
+        let m = if has_m { rest.next() } else { None };
+        let v = if has_v { rest.next() } else { None };
+        let (y, m, v) = fused_batch_norm(
+            &a[0],
+            &a[1],
+            &a[2],
+            m,
+            v,
+            epsilon,
+            last,
+            is_training,
+            exponential_avg_factor,
+        )?;
+        Ok(vec![y, m, v])
+    }
+}
+
+/// How this family's traced ops are saved in SavedModels (see `saved_model::table`).
+pub(crate) mod saved {
+    #[allow(unused_imports)]
+    use crate::error::Result;
+    #[allow(unused_imports)]
+    use crate::graph::Forward;
+    #[allow(unused_imports)]
+    use crate::ops;
+    #[allow(unused_imports)]
+    use crate::saved_model::table::{
+        ensure, get, get_dtype, get_f64, many_out, one_out, Attrs, OpDef,
+    };
+    #[allow(unused_imports)]
+    use crate::tensor::Tensor;
+
+    pub(crate) const SAVED: &[OpDef] = &[
+        OpDef::new("Conv2D", 2, &["strides", "padding", "dilations"], conv2d),
+        OpDef::new(
+            "DepthwiseConv2dNative",
+            2,
+            &["strides", "padding", "dilations"],
+            depthwise,
+        ),
+        OpDef::new("Conv1D", 2, &["stride", "padding", "dilation"], conv1d),
+        OpDef::new(
+            "Conv2DBackpropInput",
+            2,
+            &["output_shape", "strides", "padding", "dilations"],
+            conv2d_transpose,
+        ),
+        OpDef::new("MaxPool", 1, &["ksize", "strides", "padding"], max_pool),
+        OpDef::new("AvgPool", 1, &["ksize", "strides", "padding"], avg_pool),
+        OpDef::new(
+            "FusedBatchNormV3",
+            3,
+            &[
+                "has_mean",
+                "has_variance",
+                "epsilon",
+                "channels_last",
+                "is_training",
+                "exponential_avg_factor",
+            ],
+            batch_norm,
+        )
+        .inputs(3, 5)
+        .outputs(Some(3)),
+    ];
+
+    type Geometry = ([usize; 2], ops::Padding, [usize; 2]);
+
+    fn geometry(op: &str, a: &Attrs) -> Result<Geometry> {
+        Ok((
+            get(op, a, "strides")?,
+            get(op, a, "padding")?,
+            get(op, a, "dilations")?,
+        ))
+    }
+
+    fn conv2d(a: &Attrs, _: usize) -> Result<Forward> {
+        let (s, p, d) = geometry("Conv2D", a)?;
+        Ok(one_out(move |xs| ops::conv2d(&xs[0], &xs[1], s, &p, d)))
+    }
+
+    fn depthwise(a: &Attrs, _: usize) -> Result<Forward> {
+        let (s, p, d) = geometry("DepthwiseConv2dNative", a)?;
+        Ok(one_out(move |xs| {
+            ops::depthwise_conv2d(&xs[0], &xs[1], s, &p, d)
+        }))
+    }
+
+    fn conv1d(a: &Attrs, _: usize) -> Result<Forward> {
+        let op = "Conv1D";
+        let (s, p, d): (usize, ops::Padding, usize) = (
+            get(op, a, "stride")?,
+            get(op, a, "padding")?,
+            get(op, a, "dilation")?,
+        );
+        Ok(one_out(move |xs| ops::conv1d(&xs[0], &xs[1], s, &p, d)))
+    }
+
+    fn conv2d_transpose(a: &Attrs, _: usize) -> Result<Forward> {
+        let out: Vec<usize> = get("Conv2DBackpropInput", a, "output_shape")?;
+        crate::size::num_elements("Conv2DBackpropInput", &out)?;
+        let (s, p, d) = geometry("Conv2DBackpropInput", a)?;
+        Ok(one_out(move |xs| {
+            ops::conv2d_transpose(&xs[0], &xs[1], &out, s, &p, d)
+        }))
+    }
+
+    fn pool(op: &str, kind: ops::PoolKind, a: &Attrs) -> Result<Forward> {
+        let k: Vec<usize> = get(op, a, "ksize")?;
+        let s: Vec<usize> = get(op, a, "strides")?;
+        let p: ops::Padding = get(op, a, "padding")?;
+        Ok(one_out(move |xs| ops::pool(kind, &xs[0], &k, &s, &p)))
+    }
+
+    fn max_pool(a: &Attrs, _: usize) -> Result<Forward> {
+        pool("MaxPool", ops::PoolKind::Max, a)
+    }
+
+    fn avg_pool(a: &Attrs, _: usize) -> Result<Forward> {
+        pool("AvgPool", ops::PoolKind::Avg, a)
+    }
+
+    fn batch_norm(a: &Attrs, n: usize) -> Result<Forward> {
+        let op = "FusedBatchNormV3";
+        let (has_m, has_v): (bool, bool) = (get(op, a, "has_mean")?, get(op, a, "has_variance")?);
+        ensure(
+            n == 3 + usize::from(has_m) + usize::from(has_v),
+            op,
+            "inputs do not fit has_mean and has_variance",
+        )?;
+        let eps = get_f64(op, a, "epsilon")?;
+        let (last, training): (bool, bool) =
+            (get(op, a, "channels_last")?, get(op, a, "is_training")?);
+        let factor = get_f64(op, a, "exponential_avg_factor")?;
+        Ok(many_out(super::batch_norm_node(
+            has_m, has_v, eps, last, training, factor,
+        )))
+    }
+}
+
 /// The Python functions of this family: bindings and where they appear (see
 /// `src/ops/README.md`).
 #[cfg(feature = "python")]
@@ -1545,23 +1697,14 @@ pub(super) mod python {
         let (has_m, has_v) = (m.is_some(), v.is_some());
         let key =
             format!("{has_m},{has_v},{epsilon:?},{last},{is_training},{exponential_avg_factor:?}");
-        let f = move |a: &[Tensor]| {
-            let mut rest = a[3..].iter();
-            let m = if has_m { rest.next() } else { None };
-            let v = if has_v { rest.next() } else { None };
-            let (y, m, v) = ops::fused_batch_norm(
-                &a[0],
-                &a[1],
-                &a[2],
-                m,
-                v,
-                epsilon,
-                last,
-                is_training,
-                exponential_avg_factor,
-            )?;
-            Ok(vec![y, m, v])
-        };
+        let f = ops::batch_norm_node(
+            has_m,
+            has_v,
+            epsilon,
+            last,
+            is_training,
+            exponential_avg_factor,
+        );
         let mut out = call_multi(py, "FusedBatchNormV3", || key, &xs, f)?;
         let v = out.remove(2);
         let m = out.remove(1);

@@ -503,6 +503,121 @@ impl Op for Cast {
     }
 }
 
+/// The computation of a traced `gt.range`: its inputs are `[start,] limit [, delta]`
+/// (`has_start`, `has_delta` say which are there), read as Python numbers.
+pub(crate) fn range_node(
+    has_start: bool,
+    has_delta: bool,
+    dt: DType,
+) -> impl Fn(&[Tensor]) -> Result<Tensor> + Send + Sync + 'static {
+    move |xs: &[Tensor]| {
+        let mut it = xs.iter();
+        let start = if has_start { it.next() } else { None };
+        let limit = it.next();
+        let delta = if has_delta { it.next() } else { None };
+        // Integer arguments for an integer range: exact in i64 (f64 is not beyond 2^53).
+        if dt.is_integer() {
+            let int = |t: Option<&Tensor>, default: i64| match t {
+                Some(t) => t.to_i64_scalar(),
+                None => Some(default),
+            };
+            if let (Some(s), Some(l), Some(d)) = (int(start, 0), int(limit, 0), int(delta, 1)) {
+                return range_int(s, l, d, dt);
+            }
+        }
+        let float = |t: Option<&Tensor>, default: f64| match t {
+            Some(t) => t.to_f64_scalar(),
+            None => Ok(default),
+        };
+        let (s, l, d) = (float(start, 0.0)?, float(limit, 0.0)?, float(delta, 1.0)?);
+        range(s, l, d, dt)
+    }
+}
+
+/// How this family's traced ops are saved in SavedModels (see `saved_model::table`).
+pub(crate) mod saved {
+    #[allow(unused_imports)]
+    use crate::error::Result;
+    #[allow(unused_imports)]
+    use crate::graph::Forward;
+    #[allow(unused_imports)]
+    use crate::ops;
+    #[allow(unused_imports)]
+    use crate::saved_model::table::{
+        ensure, get, get_dtype, get_f64, many_out, one_out, Attrs, OpDef,
+    };
+    #[allow(unused_imports)]
+    use crate::tensor::Tensor;
+
+    pub(crate) const SAVED: &[OpDef] = &[
+        OpDef::new("Fill", 1, &["dims"], fill),
+        OpDef::new("Fill", 2, &[], dynamic_fill).named("DynamicFill"),
+        OpDef::new("Zeros", 1, &["dtype"], dynamic_zeros).named("DynamicZeros"),
+        OpDef::new("Ones", 1, &["dtype"], dynamic_ones).named("DynamicOnes"),
+        OpDef::new(
+            "Eye",
+            0,
+            &["num_rows", "num_columns", "batch_shape", "dtype"],
+            eye,
+        ),
+        OpDef::new("LinSpace", 2, &["num", "dtype"], linspace),
+        OpDef::new("Range", 1, &["has_start", "has_delta", "dtype"], range).inputs(1, 3),
+    ];
+
+    fn fill(a: &Attrs, _: usize) -> Result<Forward> {
+        let dims: Vec<usize> = get("Fill", a, "dims")?;
+        crate::size::num_elements("Fill", &dims)?;
+        Ok(one_out(move |xs| ops::fill(&dims, &xs[0])))
+    }
+
+    fn dynamic_fill(_: &Attrs, _: usize) -> Result<Forward> {
+        Ok(one_out(|xs| ops::fill(&ops::udims_of(&xs[0])?, &xs[1])))
+    }
+
+    fn dynamic_zeros(a: &Attrs, _: usize) -> Result<Forward> {
+        let dt = get_dtype("Zeros", a, "dtype")?;
+        Ok(one_out(move |xs| ops::zeros(&ops::udims_of(&xs[0])?, dt)))
+    }
+
+    fn dynamic_ones(a: &Attrs, _: usize) -> Result<Forward> {
+        let dt = get_dtype("Ones", a, "dtype")?;
+        Ok(one_out(move |xs| ops::ones(&ops::udims_of(&xs[0])?, dt)))
+    }
+
+    fn eye(a: &Attrs, _: usize) -> Result<Forward> {
+        let op = "Eye";
+        let (rows, cols): (usize, Option<usize>) =
+            (get(op, a, "num_rows")?, get(op, a, "num_columns")?);
+        let batch: Vec<usize> = get(op, a, "batch_shape")?;
+        let mut all = batch.clone();
+        all.extend([rows, cols.unwrap_or(rows)]);
+        crate::size::num_elements(op, &all)?;
+        let dt = get_dtype(op, a, "dtype")?;
+        Ok(one_out(move |_| ops::eye(rows, cols, &batch, dt)))
+    }
+
+    fn linspace(a: &Attrs, _: usize) -> Result<Forward> {
+        let num: usize = get("LinSpace", a, "num")?;
+        crate::size::num_elements("LinSpace", &[num])?;
+        let dt = get_dtype("LinSpace", a, "dtype")?;
+        Ok(one_out(move |xs| {
+            ops::linspace(xs[0].to_f64_scalar()?, xs[1].to_f64_scalar()?, num, dt)
+        }))
+    }
+
+    fn range(a: &Attrs, n: usize) -> Result<Forward> {
+        let op = "Range";
+        let (s, d): (bool, bool) = (get(op, a, "has_start")?, get(op, a, "has_delta")?);
+        ensure(
+            n == 1 + usize::from(s) + usize::from(d),
+            op,
+            "inputs do not fit has_start and has_delta",
+        )?;
+        let dt = get_dtype(op, a, "dtype")?;
+        Ok(one_out(ops::range_node(s, d, dt)))
+    }
+}
+
 /// The Python functions of this family: bindings and where they appear (see
 /// `src/ops/README.md`).
 #[cfg(feature = "python")]
@@ -862,28 +977,7 @@ pub(super) mod python {
         let dt = dtype_arg(dtype, inferred)?;
         let (has_start, has_delta) = (start.is_some(), delta.is_some());
         let xs: Vec<Tensor> = start.into_iter().chain([limit]).chain(delta).collect();
-        let f = move |xs: &[Tensor]| {
-            let mut it = xs.iter();
-            let start = if has_start { it.next() } else { None };
-            let limit = it.next();
-            let delta = if has_delta { it.next() } else { None };
-            // Integer arguments for an integer range: exact in i64 (f64 is not beyond 2^53).
-            if dt.is_integer() {
-                let int = |t: Option<&Tensor>, default: i64| match t {
-                    Some(t) => t.to_i64_scalar(),
-                    None => Some(default),
-                };
-                if let (Some(s), Some(l), Some(d)) = (int(start, 0), int(limit, 0), int(delta, 1)) {
-                    return ops::range_int(s, l, d, dt);
-                }
-            }
-            let float = |t: Option<&Tensor>, default: f64| match t {
-                Some(t) => t.to_f64_scalar(),
-                None => Ok(default),
-            };
-            let (s, l, d) = (float(start, 0.0)?, float(limit, 0.0)?, float(delta, 1.0)?);
-            ops::range(s, l, d, dt)
-        };
+        let f = ops::range_node(has_start, has_delta, dt);
         let key = || format!("{has_start},{has_delta},{dt:?}");
         Ok(call_n(py, "Range", key, &xs, f)?.into())
     }

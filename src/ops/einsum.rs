@@ -366,6 +366,31 @@ pub fn einsum(equation: &str, inputs: &[Tensor]) -> Result<Tensor> {
     permute(&acc.t, &perm)
 }
 
+/// How this family's traced ops are saved in SavedModels (see `saved_model::table`).
+pub(crate) mod saved {
+    #[allow(unused_imports)]
+    use crate::error::Result;
+    #[allow(unused_imports)]
+    use crate::graph::Forward;
+    #[allow(unused_imports)]
+    use crate::ops;
+    #[allow(unused_imports)]
+    use crate::saved_model::table::{
+        ensure, get, get_dtype, get_f64, many_out, one_out, Attrs, OpDef,
+    };
+    #[allow(unused_imports)]
+    use crate::tensor::Tensor;
+
+    pub(crate) const SAVED: &[OpDef] = &[OpDef::new("Einsum", 1, &["equation"], einsum)
+        .inputs(1, usize::MAX)
+        .raw()];
+
+    fn einsum(a: &Attrs, _: usize) -> Result<Forward> {
+        let eq: String = get("Einsum", a, "equation")?;
+        Ok(one_out(move |xs| ops::einsum(&eq, xs)))
+    }
+}
+
 /// The Python functions of this family: bindings and where they appear (see
 /// `src/ops/README.md`).
 #[cfg(feature = "python")]

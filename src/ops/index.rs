@@ -10,7 +10,7 @@ use crate::size::{check_shape, try_collect, try_full};
 use crate::tensor::{Data, Tensor};
 
 /// One entry of an index expression, with Python's meaning.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Index {
     /// `x[i]`: selects one position and drops the axis (negative counts from the end).
     Int(isize),
@@ -732,6 +732,124 @@ pub fn boolean_mask(tensor: &Tensor, mask: &Tensor, axis: isize) -> Result<Tenso
     gather(&flat, &idx, Some(ax as isize), 0)
 }
 
+/// The computation of a traced `gt.one_hot`: its inputs are the indices, then
+/// `on_value` and `off_value` when given (`has_on`, `has_off`).
+pub(crate) fn one_hot_node(
+    depth: usize,
+    axis: isize,
+    dt: crate::dtype::DType,
+    has_on: bool,
+    has_off: bool,
+) -> impl Fn(&[Tensor]) -> Result<Tensor> + Send + Sync + 'static {
+    move |xs: &[Tensor]| {
+        let on = if has_on { xs[1].to_f64_scalar()? } else { 1.0 };
+        let off = if has_off {
+            xs[1 + usize::from(has_on)].to_f64_scalar()?
+        } else {
+            0.0
+        };
+        one_hot(&xs[0], depth, on, off, axis, dt)
+    }
+}
+
+/// The computation of a traced `x[...]`: `template` with the scalar index tensors (the
+/// inputs after `x`) put at `places`.
+pub(crate) fn strided_slice_node(
+    template: Vec<Index>,
+    places: Vec<usize>,
+) -> impl Fn(&[Tensor]) -> Result<Tensor> + Send + Sync + 'static {
+    move |xs: &[Tensor]| {
+        let mut idx = template.clone();
+        for (t, &k) in xs[1..].iter().zip(&places) {
+            let i = t.to_i64_scalar().ok_or_else(|| {
+                crate::error::Error::invalid(
+                    "StridedSlice",
+                    "an index tensor's value does not fit an int64",
+                )
+            })?;
+            idx[k] = Index::Int(i as isize);
+        }
+        strided_slice(&xs[0], &idx)
+    }
+}
+
+/// How this family's traced ops are saved in SavedModels (see `saved_model::table`).
+pub(crate) mod saved {
+    #[allow(unused_imports)]
+    use crate::error::Result;
+    #[allow(unused_imports)]
+    use crate::graph::Forward;
+    #[allow(unused_imports)]
+    use crate::ops;
+    #[allow(unused_imports)]
+    use crate::saved_model::table::{
+        ensure, get, get_dtype, get_f64, many_out, one_out, Attrs, OpDef,
+    };
+    #[allow(unused_imports)]
+    use crate::tensor::Tensor;
+
+    pub(crate) const SAVED: &[OpDef] = &[
+        OpDef::new("GatherV2", 2, &["axis", "batch_dims"], gather),
+        OpDef::new("GatherNd", 2, &[], gather_nd),
+        OpDef::new(
+            "OneHot",
+            1,
+            &["depth", "axis", "dtype", "has_on", "has_off"],
+            one_hot,
+        )
+        .inputs(1, 3),
+        OpDef::new("BooleanMask", 2, &["axis"], boolean_mask),
+        OpDef::new(
+            "StridedSlice",
+            1,
+            &["index", "tensor_positions"],
+            strided_slice,
+        )
+        .inputs(1, usize::MAX),
+    ];
+
+    fn gather(a: &Attrs, _: usize) -> Result<Forward> {
+        let axis: Option<isize> = get("GatherV2", a, "axis")?;
+        let b: isize = get("GatherV2", a, "batch_dims")?;
+        Ok(one_out(move |xs| ops::gather(&xs[0], &xs[1], axis, b)))
+    }
+
+    fn gather_nd(_: &Attrs, _: usize) -> Result<Forward> {
+        Ok(one_out(|xs| ops::gather_nd(&xs[0], &xs[1])))
+    }
+
+    fn one_hot(a: &Attrs, n: usize) -> Result<Forward> {
+        let op = "OneHot";
+        let depth: usize = get(op, a, "depth")?;
+        let axis: isize = get(op, a, "axis")?;
+        let dt = get_dtype(op, a, "dtype")?;
+        let (on, off): (bool, bool) = (get(op, a, "has_on")?, get(op, a, "has_off")?);
+        ensure(
+            n == 1 + usize::from(on) + usize::from(off),
+            op,
+            "inputs do not fit has_on and has_off",
+        )?;
+        Ok(one_out(super::one_hot_node(depth, axis, dt, on, off)))
+    }
+
+    fn boolean_mask(a: &Attrs, _: usize) -> Result<Forward> {
+        let axis: isize = get("BooleanMask", a, "axis")?;
+        Ok(one_out(move |xs| ops::boolean_mask(&xs[0], &xs[1], axis)))
+    }
+
+    fn strided_slice(a: &Attrs, n: usize) -> Result<Forward> {
+        let op = "StridedSlice";
+        let idx: Vec<ops::Index> = get(op, a, "index")?;
+        let at: Vec<usize> = get(op, a, "tensor_positions")?;
+        ensure(
+            at.len() + 1 == n && at.iter().all(|&k| k < idx.len()),
+            op,
+            "tensor positions do not fit the inputs",
+        )?;
+        Ok(one_out(super::strided_slice_node(idx, at)))
+    }
+}
+
 /// The Python functions of this family: bindings and where they appear (see
 /// `src/ops/README.md`).
 #[cfg(feature = "python")]
@@ -846,15 +964,7 @@ pub(super) mod python {
         let (has_on, has_off) = (on.is_some(), off.is_some());
         let xs: Vec<Tensor> = [i].into_iter().chain(on).chain(off).collect();
         let depth = depth as usize;
-        let f = move |xs: &[Tensor]| {
-            let on = if has_on { xs[1].to_f64_scalar()? } else { 1.0 };
-            let off = if has_off {
-                xs[1 + usize::from(has_on)].to_f64_scalar()?
-            } else {
-                0.0
-            };
-            ops::one_hot(&xs[0], depth, on, off, axis, dt)
-        };
+        let f = ops::one_hot_node(depth, axis, dt, has_on, has_off);
         let key = || format!("{depth},{axis},{dt:?},{has_on},{has_off}");
         Ok(call_n(py, "OneHot", key, &xs, f)?.into())
     }

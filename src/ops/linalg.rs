@@ -1158,7 +1158,7 @@ pub fn trace(x: &Tensor) -> Result<Tensor> {
 }
 
 /// The order of a [`norm`]: TF's `ord` argument.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum NormOrd {
     /// `'euclidean'` (also `'fro'`, and `2` over one axis or all): the square root of
     /// the sum of squared magnitudes (the Frobenius norm over two axes).
@@ -1272,6 +1272,141 @@ pub fn norm(x: &Tensor, ord: NormOrd, axis: Option<&[isize]>, keepdims: bool) ->
             &result,
             axis.or(Some(&(0..x.ndim() as isize).collect::<Vec<_>>())),
         )
+    }
+}
+
+/// How this family's traced ops are saved in SavedModels (see `saved_model::table`).
+pub(crate) mod saved {
+    #[allow(unused_imports)]
+    use crate::error::Result;
+    #[allow(unused_imports)]
+    use crate::graph::Forward;
+    #[allow(unused_imports)]
+    use crate::ops;
+    #[allow(unused_imports)]
+    use crate::saved_model::table::{
+        ensure, get, get_dtype, get_f64, many_out, one_out, Attrs, OpDef,
+    };
+    #[allow(unused_imports)]
+    use crate::tensor::Tensor;
+
+    pub(crate) const SAVED: &[OpDef] = &[
+        OpDef::new("MatrixDeterminant", 1, &[], det),
+        OpDef::new("Cholesky", 1, &[], cholesky),
+        OpDef::new("Trace", 1, &[], trace),
+        OpDef::new("Adjoint", 1, &[], adjoint),
+        OpDef::new("MatrixExponential", 1, &[], expm),
+        OpDef::new("MatrixDiagPartV3", 1, &[], diag_part),
+        OpDef::new("MatrixSolve", 2, &["adjoint"], solve),
+        OpDef::new(
+            "MatrixTriangularSolve",
+            2,
+            &["lower", "adjoint"],
+            triangular_solve,
+        ),
+        OpDef::new("MatrixInverse", 1, &["adjoint"], inv),
+        OpDef::new("LogMatrixDeterminant", 1, &[], slogdet).outputs(Some(2)),
+        OpDef::new("SelfAdjointEigV2", 1, &["compute_v"], eigh).outputs(None),
+        OpDef::new("Svd", 1, &["full_matrices", "compute_uv"], svd).outputs(None),
+        OpDef::new("Qr", 1, &["full_matrices"], qr).outputs(Some(2)),
+        OpDef::new("MatrixSolveLs", 2, &["l2_regularizer", "fast"], lstsq),
+        OpDef::new("MatrixDiagV3", 1, &["num_rows", "num_cols"], diag),
+        OpDef::new("MatrixTranspose", 1, &["conjugate"], matrix_transpose),
+        OpDef::new("Norm", 1, &["ord", "axis", "keepdims"], norm),
+    ];
+
+    fn det(_: &Attrs, _: usize) -> Result<Forward> {
+        Ok(one_out(|xs| ops::det(&xs[0])))
+    }
+    fn cholesky(_: &Attrs, _: usize) -> Result<Forward> {
+        Ok(one_out(|xs| ops::cholesky(&xs[0])))
+    }
+    fn trace(_: &Attrs, _: usize) -> Result<Forward> {
+        Ok(one_out(|xs| ops::trace(&xs[0])))
+    }
+    fn adjoint(_: &Attrs, _: usize) -> Result<Forward> {
+        Ok(one_out(|xs| ops::adjoint(&xs[0])))
+    }
+    fn expm(_: &Attrs, _: usize) -> Result<Forward> {
+        Ok(one_out(|xs| ops::expm(&xs[0])))
+    }
+    fn diag_part(_: &Attrs, _: usize) -> Result<Forward> {
+        Ok(one_out(|xs| ops::diag_part(&xs[0])))
+    }
+    fn solve(a: &Attrs, _: usize) -> Result<Forward> {
+        let adj: bool = get("MatrixSolve", a, "adjoint")?;
+        Ok(one_out(move |xs| ops::solve(&xs[0], &xs[1], adj)))
+    }
+    fn triangular_solve(a: &Attrs, _: usize) -> Result<Forward> {
+        let op = "MatrixTriangularSolve";
+        let (lower, adj): (bool, bool) = (get(op, a, "lower")?, get(op, a, "adjoint")?);
+        Ok(one_out(move |xs| {
+            ops::triangular_solve(&xs[0], &xs[1], lower, adj)
+        }))
+    }
+    fn inv(a: &Attrs, _: usize) -> Result<Forward> {
+        let adj: bool = get("MatrixInverse", a, "adjoint")?;
+        Ok(one_out(move |xs| ops::inv(&xs[0], adj)))
+    }
+    fn slogdet(_: &Attrs, _: usize) -> Result<Forward> {
+        Ok(many_out(|xs| {
+            let (s, l) = ops::slogdet(&xs[0])?;
+            Ok(vec![s, l])
+        }))
+    }
+    fn eigh(a: &Attrs, _: usize) -> Result<Forward> {
+        let v: bool = get("SelfAdjointEigV2", a, "compute_v")?;
+        Ok(many_out(move |xs| {
+            if v {
+                let (e, v) = ops::eigh(&xs[0])?;
+                Ok(vec![e, v])
+            } else {
+                Ok(vec![ops::eigvalsh(&xs[0])?])
+            }
+        }))
+    }
+    fn svd(a: &Attrs, _: usize) -> Result<Forward> {
+        let (full, uv): (bool, bool) = (
+            get("Svd", a, "full_matrices")?,
+            get("Svd", a, "compute_uv")?,
+        );
+        Ok(many_out(move |xs| ops::svd(&xs[0], uv, full)))
+    }
+    fn qr(a: &Attrs, _: usize) -> Result<Forward> {
+        let full: bool = get("Qr", a, "full_matrices")?;
+        Ok(many_out(move |xs| {
+            let (q, r) = ops::qr(&xs[0], full)?;
+            Ok(vec![q, r])
+        }))
+    }
+    fn lstsq(a: &Attrs, _: usize) -> Result<Forward> {
+        let l2 = get_f64("MatrixSolveLs", a, "l2_regularizer")?;
+        let fast: bool = get("MatrixSolveLs", a, "fast")?;
+        Ok(one_out(move |xs| ops::lstsq(&xs[0], &xs[1], l2, fast)))
+    }
+    fn diag(a: &Attrs, _: usize) -> Result<Forward> {
+        let rows: Option<usize> = get("MatrixDiagV3", a, "num_rows")?;
+        let cols: Option<usize> = get("MatrixDiagV3", a, "num_cols")?;
+        Ok(one_out(move |xs| ops::diag(&xs[0], rows, cols)))
+    }
+    fn matrix_transpose(a: &Attrs, _: usize) -> Result<Forward> {
+        let c: bool = get("MatrixTranspose", a, "conjugate")?;
+        Ok(one_out(move |xs| ops::matrix_transpose(&xs[0], c)))
+    }
+    fn norm(a: &Attrs, _: usize) -> Result<Forward> {
+        let op = "Norm";
+        // A `P` order may be infinite (a string in JSON).
+        let ord = match a.get("ord") {
+            Some(serde_json::Value::Object(m)) if m.len() == 1 && m.contains_key("P") => {
+                ops::NormOrd::P(get_f64(op, m, "P")?)
+            }
+            _ => get(op, a, "ord")?,
+        };
+        let axes: Option<Vec<isize>> = get(op, a, "axis")?;
+        let keepdims: bool = get(op, a, "keepdims")?;
+        Ok(one_out(move |xs| {
+            ops::norm(&xs[0], ord, axes.as_deref(), keepdims)
+        }))
     }
 }
 

@@ -88,7 +88,7 @@ impl Op for MatMul {
 }
 
 /// Which axes [`tensordot`] contracts.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum TensordotAxes {
     /// The last `n` axes of `a` with the first `n` of `b`.
     N(usize),
@@ -182,6 +182,40 @@ pub fn matvec(a: &Tensor, b: &Tensor, transpose_a: bool, adjoint_a: bool) -> Res
         false,
     )?;
     crate::ops::squeeze(&y, Some(&[-1]))
+}
+
+/// How this family's traced ops are saved in SavedModels (see `saved_model::table`).
+pub(crate) mod saved {
+    #[allow(unused_imports)]
+    use crate::error::Result;
+    #[allow(unused_imports)]
+    use crate::graph::Forward;
+    #[allow(unused_imports)]
+    use crate::ops;
+    #[allow(unused_imports)]
+    use crate::saved_model::table::{
+        ensure, get, get_dtype, get_f64, many_out, one_out, Attrs, OpDef,
+    };
+    #[allow(unused_imports)]
+    use crate::tensor::Tensor;
+
+    pub(crate) const SAVED: &[OpDef] = &[
+        OpDef::new("MatVec", 2, &["transpose_a", "adjoint_a"], matvec),
+        OpDef::new("Tensordot", 2, &["axes"], tensordot),
+    ];
+
+    fn matvec(a: &Attrs, _: usize) -> Result<Forward> {
+        let (t, adj): (bool, bool) = (
+            get("MatVec", a, "transpose_a")?,
+            get("MatVec", a, "adjoint_a")?,
+        );
+        Ok(one_out(move |xs| ops::matvec(&xs[0], &xs[1], t, adj)))
+    }
+
+    fn tensordot(a: &Attrs, _: usize) -> Result<Forward> {
+        let axes: ops::TensordotAxes = get("Tensordot", a, "axes")?;
+        Ok(one_out(move |xs| ops::tensordot(&xs[0], &xs[1], &axes)))
+    }
 }
 
 /// The Python functions of this family: bindings and where they appear (see

@@ -51,6 +51,21 @@ pub use unary::*;
 
 pub(crate) use crate::tape::stack::record;
 
+/// Every family's saved-op rows (`saved_model::table`): how their traced nodes are saved.
+pub(crate) const SAVED: &[&[crate::saved_model::OpDef]] = &[
+    concat::saved::SAVED,
+    conv::saved::SAVED,
+    create::saved::SAVED,
+    einsum::saved::SAVED,
+    index::saved::SAVED,
+    linalg::saved::SAVED,
+    matmul::saved::SAVED,
+    nn::saved::SAVED,
+    random::saved::SAVED,
+    remap::saved::SAVED,
+    reshape::saved::SAVED,
+];
+
 /// Every family's Python functions (its `python` module's `expose!` table).
 #[cfg(feature = "python")]
 pub(crate) const PYTHON: &[crate::python::expose::Family] = &[

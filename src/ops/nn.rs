@@ -487,6 +487,74 @@ pub fn dropout(
     )
 }
 
+/// How this family's traced ops are saved in SavedModels (see `saved_model::table`).
+pub(crate) mod saved {
+    #[allow(unused_imports)]
+    use crate::error::Result;
+    #[allow(unused_imports)]
+    use crate::graph::Forward;
+    #[allow(unused_imports)]
+    use crate::ops;
+    #[allow(unused_imports)]
+    use crate::saved_model::table::{
+        ensure, get, get_dtype, get_f64, many_out, one_out, Attrs, OpDef,
+    };
+    #[allow(unused_imports)]
+    use crate::tensor::Tensor;
+
+    pub(crate) const SAVED: &[OpDef] = &[
+        OpDef::new("SoftmaxCrossEntropyWithLogits", 2, &["axis"], softmax_xent),
+        OpDef::new(
+            "SparseSoftmaxCrossEntropyWithLogits",
+            2,
+            &[],
+            sparse_softmax_xent,
+        ),
+        OpDef::new("SigmoidCrossEntropyWithLogits", 2, &[], sigmoid_xent),
+        OpDef::new("L2Normalize", 1, &["axis", "epsilon"], l2_normalize),
+        OpDef::new("Dropout", 1, &["rate", "noise_shape", "seed"], dropout).stateful(),
+    ];
+
+    fn dropout(a: &Attrs, _: usize) -> Result<Forward> {
+        let rate = get_f64("Dropout", a, "rate")?;
+        let noise: Option<Vec<usize>> = get("Dropout", a, "noise_shape")?;
+        if let Some(n) = &noise {
+            crate::size::num_elements("Dropout", n)?;
+        }
+        let seed: Option<i64> = get("Dropout", a, "seed")?;
+        Ok(one_out(move |xs| {
+            ops::dropout(&xs[0], rate, noise.as_deref(), seed)
+        }))
+    }
+
+    fn softmax_xent(a: &Attrs, _: usize) -> Result<Forward> {
+        let axis: isize = get("SoftmaxCrossEntropyWithLogits", a, "axis")?;
+        Ok(one_out(move |xs| {
+            ops::softmax_cross_entropy_with_logits(&xs[0], &xs[1], axis)
+        }))
+    }
+
+    fn sparse_softmax_xent(_: &Attrs, _: usize) -> Result<Forward> {
+        Ok(one_out(|xs| {
+            ops::sparse_softmax_cross_entropy_with_logits(&xs[0], &xs[1])
+        }))
+    }
+
+    fn sigmoid_xent(_: &Attrs, _: usize) -> Result<Forward> {
+        Ok(one_out(|xs| {
+            ops::sigmoid_cross_entropy_with_logits(&xs[0], &xs[1])
+        }))
+    }
+
+    fn l2_normalize(a: &Attrs, _: usize) -> Result<Forward> {
+        let axes: Option<Vec<isize>> = get("L2Normalize", a, "axis")?;
+        let eps = get_f64("L2Normalize", a, "epsilon")?;
+        Ok(one_out(move |xs| {
+            ops::l2_normalize(&xs[0], axes.as_deref(), eps)
+        }))
+    }
+}
+
 /// The Python functions of this family: bindings and where they appear (see
 /// `src/ops/README.md`).
 #[cfg(feature = "python")]
@@ -748,8 +816,9 @@ pub(super) mod python {
         };
         let seed = seed_arg(seed)?;
         // Fresh randomness on every call: never merged.
+        let key = format!("{rate:?},{noise:?},{seed:?}");
         let f = move |a: &[Tensor]| ops::dropout(&a[0], rate, noise.as_deref(), seed);
-        Ok(draw(py, x.size(), "Dropout", &[x], f)?.into())
+        Ok(draw(py, x.size(), "Dropout", || key, &[x], f)?.into())
     }
 
     expose! {

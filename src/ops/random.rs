@@ -446,6 +446,56 @@ pub fn uniform_int(
 /// The seed state is global: unit tests that draw seeded numbers run one at a time.
 /// The Python functions of this family: bindings and where they appear (see
 /// `src/ops/README.md`).
+/// How this family's traced ops are saved in SavedModels (see `saved_model::table`):
+/// draws of fresh numbers on every call, as the traced nodes.
+pub(crate) mod saved {
+    use crate::error::Result;
+    use crate::graph::Forward;
+    use crate::saved_model::table::{get, get_dtype, get_f64, one_out, Attrs, OpDef};
+
+    const FIELDS: &[&str] = &["shape", "a", "b", "dtype", "seed"];
+
+    pub(crate) const SAVED: &[OpDef] = &[
+        OpDef::new("RandomStandardNormal", 0, FIELDS, normal).stateful(),
+        OpDef::new("TruncatedNormal", 0, FIELDS, truncated).stateful(),
+        OpDef::new("RandomUniform", 0, FIELDS, uniform).stateful(),
+        OpDef::new("RandomUniformInt", 0, FIELDS, uniform_int).stateful(),
+    ];
+
+    type Sampler =
+        fn(&[usize], f64, f64, crate::dtype::DType, Option<i64>) -> Result<crate::tensor::Tensor>;
+
+    fn sampler(op: &'static str, a: &Attrs, f: Sampler) -> Result<Forward> {
+        let dims: Vec<usize> = get(op, a, "shape")?;
+        crate::size::num_elements(op, &dims)?;
+        let (x, y) = (get_f64(op, a, "a")?, get_f64(op, a, "b")?);
+        let dt = get_dtype(op, a, "dtype")?;
+        let seed: Option<i64> = get(op, a, "seed")?;
+        Ok(one_out(move |_| f(&dims, x, y, dt, seed)))
+    }
+
+    fn normal(a: &Attrs, _: usize) -> Result<Forward> {
+        sampler("RandomStandardNormal", a, super::normal)
+    }
+    fn truncated(a: &Attrs, _: usize) -> Result<Forward> {
+        sampler("TruncatedNormal", a, super::truncated_normal)
+    }
+    fn uniform(a: &Attrs, _: usize) -> Result<Forward> {
+        sampler("RandomUniform", a, super::uniform)
+    }
+    fn uniform_int(a: &Attrs, _: usize) -> Result<Forward> {
+        let op = "RandomUniformInt";
+        let dims: Vec<usize> = get(op, a, "shape")?;
+        crate::size::num_elements(op, &dims)?;
+        let (lo, hi): (i128, i128) = (get(op, a, "a")?, get(op, a, "b")?);
+        let dt = get_dtype(op, a, "dtype")?;
+        let seed: Option<i64> = get(op, a, "seed")?;
+        Ok(one_out(move |_| {
+            super::uniform_int(&dims, lo, hi, dt, seed)
+        }))
+    }
+}
+
 #[cfg(feature = "python")]
 pub(super) mod python {
     #[allow(unused_imports)]
@@ -490,7 +540,16 @@ pub(super) mod python {
         let dims = dims_arg(shape)?;
         let (dt, seed) = (dtype_arg(dtype, DType::F32)?, seed_arg(seed)?);
         let n = count(&dims);
-        Ok(draw(py, n, op, &[], move |_| f(&dims, mean, stddev, dt, seed))?.into())
+        let key = format!("{dims:?},{mean:?},{stddev:?},{dt:?},{seed:?}");
+        Ok(draw(
+            py,
+            n,
+            op,
+            || key,
+            &[],
+            move |_| f(&dims, mean, stddev, dt, seed),
+        )?
+        .into())
     }
 
     /// Samples of a normal distribution (float dtypes). TF equivalent: ``tf.random.normal``.
@@ -602,14 +661,16 @@ pub(super) mod python {
             let lo = minval.map_or(Ok(0), int_bound)?;
             let hi = int_bound(maxval)?;
             let n = count(&dims);
+            let key = format!("{dims:?},{lo:?},{hi:?},{dt:?},{seed:?}");
             let f = move |_: &[Tensor]| super::uniform_int(&dims, lo, hi, dt, seed);
-            return Ok(draw(py, n, "RandomUniformInt", &[], f)?.into());
+            return Ok(draw(py, n, "RandomUniformInt", || key, &[], f)?.into());
         }
         let lo: f64 = minval.map_or(Ok(0.0), |m| m.extract())?;
         let hi: f64 = maxval.map_or(Ok(1.0), |m| m.extract())?;
         let n = count(&dims);
+        let key = format!("{dims:?},{lo:?},{hi:?},{dt:?},{seed:?}");
         let f = move |_: &[Tensor]| super::uniform(&dims, lo, hi, dt, seed);
-        Ok(draw(py, n, "RandomUniform", &[], f)?.into())
+        Ok(draw(py, n, "RandomUniform", || key, &[], f)?.into())
     }
 
     expose! {

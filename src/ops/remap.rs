@@ -312,7 +312,7 @@ pub fn slice(x: &Tensor, begin: &[i64], size: &[i64]) -> Result<Tensor> {
 }
 
 /// Padding modes of [`pad`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum PadMode {
     /// Fill with a constant.
     Constant,
@@ -449,6 +449,51 @@ pub fn tile(x: &Tensor, multiples: &[usize]) -> Result<Tensor> {
         Some(j % shape[k].max(1))
     })?;
     remap(x, maps, None, ("Tile", "TileGrad"))
+}
+
+/// How this family's traced ops are saved in SavedModels (see `saved_model::table`).
+pub(crate) mod saved {
+    #[allow(unused_imports)]
+    use crate::error::Result;
+    #[allow(unused_imports)]
+    use crate::graph::Forward;
+    #[allow(unused_imports)]
+    use crate::ops;
+    #[allow(unused_imports)]
+    use crate::saved_model::table::{
+        ensure, get, get_dtype, get_f64, many_out, one_out, Attrs, OpDef,
+    };
+    #[allow(unused_imports)]
+    use crate::tensor::Tensor;
+
+    pub(crate) const SAVED: &[OpDef] = &[
+        OpDef::new("PadV2", 1, &["paddings", "mode", "has_constant"], pad).inputs(1, 2),
+        OpDef::new("Slice", 1, &["begin", "size"], slice),
+        OpDef::new("Tile", 1, &["multiples"], tile),
+    ];
+
+    fn pad(a: &Attrs, n: usize) -> Result<Forward> {
+        let pairs: Vec<(usize, usize)> = get("PadV2", a, "paddings")?;
+        let mode: ops::PadMode = get("PadV2", a, "mode")?;
+        let has_c: bool = get("PadV2", a, "has_constant")?;
+        ensure(
+            n == 1 + usize::from(has_c),
+            "PadV2",
+            "inputs do not fit has_constant",
+        )?;
+        Ok(one_out(move |xs| ops::pad(&xs[0], &pairs, mode, xs.get(1))))
+    }
+
+    fn slice(a: &Attrs, _: usize) -> Result<Forward> {
+        let b: Vec<i64> = get("Slice", a, "begin")?;
+        let s: Vec<i64> = get("Slice", a, "size")?;
+        Ok(one_out(move |xs| ops::slice(&xs[0], &b, &s)))
+    }
+
+    fn tile(a: &Attrs, _: usize) -> Result<Forward> {
+        let m: Vec<usize> = get("Tile", a, "multiples")?;
+        Ok(one_out(move |xs| ops::tile(&xs[0], &m)))
+    }
 }
 
 /// The Python functions of this family: bindings and where they appear (see

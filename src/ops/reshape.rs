@@ -282,6 +282,76 @@ fn check_index_dtype(op: &'static str, dt: crate::dtype::DType) -> Result<crate:
     }
 }
 
+/// The integers of a shape tensor (a computed shape), as int64.
+pub(crate) fn dims_of(t: &Tensor) -> Result<Vec<i64>> {
+    crate::ops::cast(t, crate::dtype::DType::I64)?.to_vec::<i64>()
+}
+
+/// [`dims_of`] with no unknown (-1) entries.
+pub(crate) fn udims_of(t: &Tensor) -> Result<Vec<usize>> {
+    dims_of(t)?
+        .into_iter()
+        .map(|d| {
+            usize::try_from(d).map_err(|_| {
+                crate::error::Error::invalid(
+                    "shape",
+                    format!("dimensions must be non-negative, got {d}"),
+                )
+            })
+        })
+        .collect()
+}
+
+/// How this family's traced ops are saved in SavedModels (see `saved_model::table`).
+pub(crate) mod saved {
+    #[allow(unused_imports)]
+    use crate::error::Result;
+    #[allow(unused_imports)]
+    use crate::graph::Forward;
+    #[allow(unused_imports)]
+    use crate::ops;
+    #[allow(unused_imports)]
+    use crate::saved_model::table::{
+        ensure, get, get_dtype, get_f64, many_out, one_out, Attrs, OpDef,
+    };
+    #[allow(unused_imports)]
+    use crate::tensor::Tensor;
+
+    pub(crate) const SAVED: &[OpDef] = &[
+        OpDef::new("Reshape", 2, &[], dynamic_reshape).named("DynamicReshape"),
+        OpDef::new("BroadcastTo", 2, &[], dynamic_broadcast).named("DynamicBroadcastTo"),
+        OpDef::new("Shape", 1, &["out_type"], shape),
+        OpDef::new("Size", 1, &["out_type"], size),
+        OpDef::new("Rank", 1, &[], rank),
+    ];
+
+    fn dynamic_reshape(_: &Attrs, _: usize) -> Result<Forward> {
+        Ok(one_out(|xs| {
+            ops::reshape_infer(&xs[0], &ops::dims_of(&xs[1])?)
+        }))
+    }
+
+    fn dynamic_broadcast(_: &Attrs, _: usize) -> Result<Forward> {
+        Ok(one_out(|xs| {
+            ops::broadcast_to(&xs[0], &ops::udims_of(&xs[1])?)
+        }))
+    }
+
+    fn shape(a: &Attrs, _: usize) -> Result<Forward> {
+        let dt = get_dtype("Shape", a, "out_type")?;
+        Ok(one_out(move |xs| ops::shape(&xs[0], dt)))
+    }
+
+    fn size(a: &Attrs, _: usize) -> Result<Forward> {
+        let dt = get_dtype("Size", a, "out_type")?;
+        Ok(one_out(move |xs| ops::size(&xs[0], dt)))
+    }
+
+    fn rank(_: &Attrs, _: usize) -> Result<Forward> {
+        Ok(one_out(|xs| ops::rank(&xs[0])))
+    }
+}
+
 /// The Python functions of this family: bindings and where they appear (see
 /// `src/ops/README.md`).
 #[cfg(feature = "python")]

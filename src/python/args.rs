@@ -90,24 +90,7 @@ pub(crate) fn dynamic_shape(py: Python<'_>, ob: &Bound<'_, PyAny>) -> PyResult<O
 }
 
 /// The dims a shape tensor holds when the graph runs.
-pub(crate) fn dims_of(t: &Tensor) -> crate::error::Result<Vec<i64>> {
-    ops::cast(t, DType::I64)?.to_vec::<i64>()
-}
-
-/// [`dims_of`] with no unknown (-1) entries.
-pub(crate) fn udims_of(t: &Tensor) -> crate::error::Result<Vec<usize>> {
-    dims_of(t)?
-        .into_iter()
-        .map(|d| {
-            usize::try_from(d).map_err(|_| {
-                crate::error::Error::invalid(
-                    "shape",
-                    format!("dimensions must be non-negative, got {d}"),
-                )
-            })
-        })
-        .collect()
-}
+pub(crate) use crate::ops::{dims_of, udims_of};
 
 /// An `axis` argument: None, an int, a list/tuple of ints, or an int tensor.
 pub(crate) fn axes_arg(ob: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Vec<isize>>> {

@@ -15,7 +15,7 @@ pub(crate) use super::args::{
 pub(crate) use super::convert::{as_tensor, convert_value, to_dtype, to_tensor};
 pub(crate) use super::errors::InvalidArgumentError;
 pub(crate) use super::expose::expose;
-pub(crate) use super::graph::{call, call2, call_multi, call_n, call_stateful};
+pub(crate) use super::graph::{call, call2, call_multi, call_n, call_stateful_keyed};
 pub(crate) use super::heavy;
 pub(crate) use super::tensor::PyTensor;
 pub(crate) use crate::dtype::DType;
@@ -42,14 +42,22 @@ where
     heavy(py, n, || f(xs))
 }
 
-/// A random draw of `n` elements ([`call_stateful`], one output): run eagerly as
-/// `heavy(py, n, ..)`, so the GIL is released by a large draw.
-pub(crate) fn draw<F>(py: Python<'_>, n: usize, name: &str, xs: &[Tensor], f: F) -> PyResult<Tensor>
+/// A random draw of `n` elements ([`call_stateful_keyed`], one output; `key()` the text
+/// of its arguments): run eagerly as `heavy(py, n, ..)`, so the GIL is released by a
+/// large draw.
+pub(crate) fn draw<F>(
+    py: Python<'_>,
+    n: usize,
+    name: &str,
+    key: impl FnOnce() -> String,
+    xs: &[Tensor],
+    f: F,
+) -> PyResult<Tensor>
 where
     F: Fn(&[Tensor]) -> crate::error::Result<Tensor> + Send + Sync + 'static,
 {
     if crate::graph::is_tracing() {
-        return Ok(call_stateful(py, name, xs, move |a| Ok(vec![f(a)?]))?.remove(0));
+        return Ok(call_stateful_keyed(py, name, key, xs, move |a| Ok(vec![f(a)?]))?.remove(0));
     }
     heavy(py, n, || f(xs))
 }

@@ -103,10 +103,12 @@ where
 }
 
 /// A call with an effect or fresh randomness (`gt.random.*`): run on every call of a
-/// graph, never merged or folded.
-pub(crate) fn call_stateful<F>(
+/// graph, never merged or folded; `key()` is the text of its non-tensor arguments (what a
+/// SavedModel stores).
+pub(crate) fn call_stateful_keyed<F>(
     py: Python<'_>,
     name: &str,
+    key: impl FnOnce() -> String,
     xs: &[Tensor],
     f: F,
 ) -> PyResult<Vec<Tensor>>
@@ -118,7 +120,8 @@ where
         return heavy(py, n, || f(xs));
     }
     let refs: Vec<&Tensor> = xs.iter().collect();
-    Ok(guarded(|| graph::apply_stateful(name, &refs, f))?)
+    let k = key();
+    Ok(guarded(|| graph::apply_stateful_keyed(name, k, &refs, f))?)
 }
 
 /// An elementwise unary op (fusable).
@@ -393,25 +396,33 @@ fn _while_loop(
 }
 
 /// Records `callback(list_of_tensors)` to run (with the GIL) at every call of the graph
-/// being traced, not now: `gt.print` inside a `gt.function`.
+/// being traced, not now: `gt.print` inside a `gt.function`. `spec`: the print's JSON
+/// description (`saved_model::table::PrintSpec`), which makes it saveable.
 #[pyfunction]
-fn _effect(callback: Py<PyAny>, inputs: Vec<Bound<'_, PyAny>>) -> PyResult<()> {
+#[pyo3(signature = (callback, inputs, spec=None))]
+fn _effect(
+    callback: Py<PyAny>,
+    inputs: Vec<Bound<'_, PyAny>>,
+    spec: Option<String>,
+) -> PyResult<()> {
     let inputs: Vec<Tensor> = inputs
         .iter()
         .map(|a| as_tensor(a).ok_or_else(|| PyTypeError::new_err("effect inputs are tensors")))
         .collect::<PyResult<_>>()?;
     let refs: Vec<&Tensor> = inputs.iter().collect();
     let callback = Arc::new(callback);
-    guarded(|| {
-        graph::record_effect("PrintV2", &refs, move |xs| {
-            Python::attach(|py| {
-                let args = py_tensors(py, xs)?;
-                callback.call1(py, (args,))?;
-                Ok::<_, PyErr>(())
-            })
-            .map_err(py_err)?;
-            Ok(Vec::new())
+    let f = move |xs: &[Tensor]| {
+        Python::attach(|py| {
+            let args = py_tensors(py, xs)?;
+            callback.call1(py, (args,))?;
+            Ok::<_, PyErr>(())
         })
+        .map_err(py_err)?;
+        Ok(Vec::new())
+    };
+    guarded(|| match spec {
+        Some(k) => graph::record_effect_keyed("PrintV2", k, &refs, f),
+        None => graph::record_effect("PrintV2", &refs, f),
     })?;
     Ok(())
 }
@@ -512,8 +523,23 @@ fn user_origin() -> Option<String> {
     })
 }
 
+/// A loaded `gt.print` node prints through the package's own formatting (so the text is
+/// the unsaved function's): `gradtape._function._print_saved(spec_json, tensors)`.
+fn print_saved(spec: &crate::saved_model::table::PrintSpec, xs: &[Tensor]) -> Result<()> {
+    let text = serde_json::to_string(spec).map_err(|e| Error::Internal(e.to_string()))?;
+    Python::attach(|py| {
+        let args = py_tensors(py, xs)?;
+        py.import("gradtape._function")?
+            .getattr("_print_saved")?
+            .call1((text, args))?;
+        Ok::<_, PyErr>(())
+    })
+    .map_err(py_err)
+}
+
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     crate::graph::set_origin_hook(user_origin);
+    crate::saved_model::table::set_print_hook(print_saved);
     m.add_class::<PyGraph>()?;
     m.add_function(wrap_pyfunction!(_trace, m)?)?;
     m.add_function(wrap_pyfunction!(_cond, m)?)?;

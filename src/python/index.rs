@@ -5,7 +5,6 @@ use pyo3::prelude::*;
 use pyo3::types::{PyEllipsis, PyInt, PySlice, PyTuple};
 
 use super::convert::as_tensor;
-use crate::error::Error;
 use crate::ops::{self, Index};
 use crate::tensor::Tensor;
 
@@ -94,18 +93,6 @@ pub(crate) fn getitem(py: Python<'_>, x: &Tensor, key: &Bound<'_, PyAny>) -> PyR
     }
     let key = || format!("{idx:?},{at:?}");
     let (template, places) = (idx.clone(), at.clone());
-    let f = move |xs: &[Tensor]| {
-        let mut idx = template.clone();
-        for (t, &k) in xs[1..].iter().zip(&places) {
-            let i = t.to_i64_scalar().ok_or_else(|| {
-                Error::invalid(
-                    "StridedSlice",
-                    "an index tensor's value does not fit an int64",
-                )
-            })?;
-            idx[k] = Index::Int(i as isize);
-        }
-        ops::strided_slice(&xs[0], &idx)
-    };
+    let f = ops::strided_slice_node(template, places);
     super::graph::call_n(py, "StridedSlice", key, &xs, f)
 }

@@ -106,8 +106,10 @@ fn _encode_graphs(
 ) -> PyResult<(Vec<String>, Vec<PyTensor>)> {
     let vars = variables(&vars)?;
     let index = |v: &Variable| vars.iter().position(|w| w.id() == v.id());
+    let id_index = |id: u64| vars.iter().position(|w| w.id() == id);
     let mut enc = Encoder {
         variable_index: &index,
+        variable_id_index: &id_index,
         constants: Vec::new(),
     };
     let mut out = Vec::with_capacity(graphs.len());

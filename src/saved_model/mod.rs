@@ -2,7 +2,7 @@
 //! loadable with no Python.
 //!
 //! A SavedModel is a directory of three files (`docs/saved_model.md` is the full
-//! description of the format, version 1):
+//! description of the format, version 2):
 //!
 //! - `saved_model.json`: the structure — format name and version, the variables
 //!   (name, dtype, shape, trainable), the functions (each a graph: argument specs,
@@ -34,6 +34,9 @@
 //! ```
 
 pub(crate) mod ops;
+pub mod table;
+
+pub use table::OpDef;
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
@@ -51,8 +54,12 @@ use crate::variable::Variable;
 
 /// The `format` field of `saved_model.json`.
 pub const FORMAT: &str = "gradtape.saved_model";
-/// The format version this build writes and reads.
-pub const VERSION: u32 = 1;
+/// The format version this build writes. Version 2 added the ops each op family declares
+/// (`table`), variable assigns and random draws; it reads versions 1 and 2 (a version-1
+/// file is a version-2 file using only the version-1 ops).
+pub const VERSION: u32 = 2;
+/// The oldest format version this build reads.
+pub const OLDEST_VERSION: u32 = 1;
 /// The structure file, the variables and the constants, inside a SavedModel directory.
 pub const STRUCTURE_FILE: &str = "saved_model.json";
 pub const VARIABLES_FILE: &str = "variables.safetensors";
@@ -260,10 +267,19 @@ fn custom_forward(saved: Arc<SavedGradient>) -> crate::graph::Forward {
     })
 }
 
+/// The ops that write a variable: one input (the value), no outputs.
+const ASSIGN_OPS: &[&str] = &[
+    "AssignVariableOp",
+    "AssignAddVariableOp",
+    "AssignSubVariableOp",
+];
+
 /// What saving a graph needs to know of the objects around it.
 pub struct Encoder<'a> {
     /// The index of a variable among the saved variables (`None`: not saved).
     pub variable_index: &'a dyn Fn(&Variable) -> Option<usize>,
+    /// The index of the saved variable with this id (what an assign node names).
+    pub variable_id_index: &'a dyn Fn(u64) -> Option<usize>,
     /// The constants of every graph saved so far (`constants.safetensors`).
     pub constants: Vec<Tensor>,
 }
@@ -384,13 +400,35 @@ impl Encoder<'_> {
                 attrs.insert("gradient".into(), grad);
                 "CustomGradient".to_string()
             }
+            Kind::Call(_) if ASSIGN_OPS.contains(&node.name.as_str()) => {
+                let i = node
+                    .key
+                    .as_deref()
+                    .and_then(|k| k.strip_prefix("variable:"))
+                    .and_then(|id| id.parse::<u64>().ok())
+                    .and_then(|id| (self.variable_id_index)(id))
+                    .ok_or_else(|| {
+                        Error::invalid(
+                            "saved_model",
+                            format!(
+                                "the function assigns a variable ({}) that is not an attribute \
+                                 of the saved object (assign it to one, e.g. `model.v = v`)",
+                                node.name
+                            ),
+                        )
+                    })?;
+                attrs.insert("variable".into(), i.into());
+                node.name.clone()
+            }
             Kind::Call(_) => {
-                if node.stateful && node.name != "CustomGradient" {
+                let saveable = !node.stateful
+                    || table::for_traced(&node.name, node.inputs.len()).is_some_and(|d| d.stateful);
+                if !saveable {
                     return Err(Error::invalid(
                         "saved_model",
                         format!(
-                            "a traced {} op (it has an effect: an assign, a print or a random \
-                             draw) cannot be saved yet",
+                            "a traced {} op (it has an effect beyond its outputs) cannot be \
+                             saved",
                             node.name
                         ),
                     ));
@@ -659,10 +697,11 @@ pub fn parse(bytes: &[u8]) -> Result<SavedModelDef> {
         )));
     }
     match raw.get("version").and_then(Json::as_u64) {
-        Some(v) if v == u64::from(VERSION) => {}
+        Some(v) if (u64::from(OLDEST_VERSION)..=u64::from(VERSION)).contains(&v) => {}
         v => {
             return Err(Error::DataLoss(format!(
-                "unsupported SavedModel format version {} (this gradtape reads version {VERSION})",
+                "unsupported SavedModel format version {} (this gradtape reads versions \
+                 {OLDEST_VERSION} to {VERSION})",
                 v.map_or("(none)".to_string(), |v| v.to_string())
             )))
         }
@@ -854,6 +893,14 @@ fn count_is(what: &str, got: usize, want: usize) -> Result<()> {
 fn check_node(node: &NodeDef, cx: &Cx, depth: usize) -> Result<()> {
     let (op, a, n_in) = (node.op.as_str(), &node.attrs, node.inputs.len());
     match op {
+        "AssignVariableOp" | "AssignAddVariableOp" | "AssignSubVariableOp" => {
+            count_is("the number of inputs", n_in, 1)?;
+            count_is("the number of outputs", node.outputs, 0)?;
+            let v = attr_usize(a, "variable", op)?;
+            if v >= cx.n_vars {
+                return Err(Error::DataLoss(format!("variable {v} does not exist")));
+            }
+        }
         "ReadVariableOp" => {
             count_is("the number of inputs", n_in, 0)?;
             count_is("the number of outputs", node.outputs, 1)?;
@@ -921,16 +968,23 @@ fn check_node(node: &NodeDef, cx: &Cx, depth: usize) -> Result<()> {
             }
         }
         _ => {
-            match ops::arity(op)? {
-                Some(k) => count_is("the number of inputs", n_in, k)?,
-                None if n_in == 0 => {
-                    return Err(Error::DataLoss("the op needs at least one input".into()))
+            let ((lo, hi), outs) = ops::arity(op)?;
+            if n_in < lo || n_in > hi {
+                return Err(Error::DataLoss(if lo == hi {
+                    format!("the number of inputs is {n_in}, expected {lo}")
+                } else {
+                    format!("the number of inputs is {n_in}, expected {lo} to {hi}")
+                }));
+            }
+            match outs {
+                Some(k) => count_is("the number of outputs", node.outputs, k)?,
+                None if node.outputs == 0 => {
+                    return Err(Error::DataLoss("the op needs at least one output".into()))
                 }
                 None => {}
             }
-            count_is("the number of outputs", node.outputs, 1)?;
             // Attributes are read (and checked) by `build`.
-            ops::build(op, a)?;
+            ops::build(op, a, n_in)?;
         }
     }
     Ok(())
@@ -1007,6 +1061,19 @@ fn build_graph(g: &GraphDef, consts: &[Tensor], vars: &[Variable], relaxed: bool
                 None,
                 false,
             ),
+            "AssignVariableOp" | "AssignAddVariableOp" | "AssignSubVariableOp" => {
+                let v = vars[attr_usize(a, "variable", op)?].clone();
+                let write: fn(&Variable, &Tensor) -> Result<()> = match op {
+                    "AssignVariableOp" => Variable::assign,
+                    "AssignAddVariableOp" => Variable::assign_add,
+                    _ => Variable::assign_sub,
+                };
+                let f: crate::graph::Forward = Arc::new(move |x: &[Tensor]| {
+                    write(&crate::graph::resolve(&v), &x[0])?;
+                    Ok(Vec::new())
+                });
+                (Kind::Call(f), None, true)
+            }
             "Cond" => (
                 Kind::Cond {
                     then: Arc::new(build_graph(
@@ -1074,9 +1141,25 @@ fn build_graph(g: &GraphDef, consts: &[Tensor], vars: &[Variable], relaxed: bool
                 (Kind::Call(custom_forward(Arc::new(saved))), None, true)
             }
             _ => {
-                let f = ops::build(op, a)?;
+                let f = ops::build(op, a, nd.inputs.len())?;
+                // A file's output count is checked when the node runs (an unstack's
+                // number of parts is its input's size).
+                let (n_out, name) = (nd.outputs, nd.op.clone());
+                let f: crate::graph::Forward = Arc::new(move |xs: &[Tensor]| {
+                    let out = f(xs)?;
+                    if out.len() != n_out {
+                        return Err(Error::invalid(
+                            "saved_model",
+                            format!(
+                                "node {name} gave {} outputs where the file declares {n_out}",
+                                out.len()
+                            ),
+                        ));
+                    }
+                    Ok(out)
+                });
                 let ew = ops::elementwise_of(op, a);
-                (Kind::Call(f), ew, false)
+                (Kind::Call(f), ew, table::is_stateful(op))
             }
         };
         nodes.push(Node {

@@ -4,9 +4,10 @@
 //!
 //! A traced node is a closure; what makes it saveable is that its name and key say
 //! everything the closure does (the graph optimizer relies on this too: equal name, key
-//! and inputs compute the same thing). Every op listed in `docs/saved_model.md` is here,
-//! with the same attributes; a traced node outside this list cannot be saved and
-//! `encode` says which one it is.
+//! and inputs compute the same thing). The version-1 ops of `docs/saved_model.md` are
+//! here, with the same attributes; every other op declares its saved form beside its own
+//! code (see `table`), and a traced node neither knows cannot be saved (`encode` says
+//! which one it is).
 
 use serde_json::{json, Map, Value};
 
@@ -272,7 +273,11 @@ pub(crate) fn encode(
         ("ConcatV2" | "Pack", n) if n > 0 => read(name, key, &[("axis", p_int)])?,
         ("ZerosLike" | "OnesLike", 1) => read(name, key, &[("dtype", p_dtype)])?,
         ("Zeros" | "Ones", 0) => read(name, key, &[("shape", p_ints), ("dtype", p_dtype)])?,
-        _ => return Err(unsupported(name)),
+        _ => {
+            // An op that declares its saved form beside its code.
+            let def = super::table::for_traced(name, n_inputs).ok_or_else(|| unsupported(name))?;
+            return Ok((def.op.to_string(), super::table::encode(def, key)?));
+        }
     };
     Ok((name.to_string(), attrs))
 }
@@ -355,10 +360,24 @@ fn many(f: impl Fn(&[Tensor]) -> Result<Tensor> + Send + Sync + 'static) -> Forw
     std::sync::Arc::new(move |xs: &[Tensor]| Ok(vec![f(xs)?]))
 }
 
-/// The number of inputs `op` takes (`None`: any number of at least one), or an error
-/// for an op outside the vocabulary.
-pub(crate) fn arity(op: &str) -> Result<Option<usize>> {
-    Ok(Some(match op {
+/// The numbers of inputs `op` takes (at least, at most) and of its outputs (`None`: at
+/// least one, as its attributes say), or an error for an op outside the vocabulary.
+pub(crate) fn arity(op: &str) -> Result<((usize, usize), Option<usize>)> {
+    if let Some(k) = fixed_arity(op) {
+        return Ok(match k {
+            Some(k) => ((k, k), Some(1)),
+            None => ((1, usize::MAX), Some(1)),
+        });
+    }
+    match super::table::for_op(op) {
+        Some(d) => Ok((d.inputs, d.outputs)),
+        None => Err(Error::DataLoss(format!("unknown op {op:?}"))),
+    }
+}
+
+/// The version-1 ops' input counts (`Some(None)`: any number of at least one).
+fn fixed_arity(op: &str) -> Option<Option<usize>> {
+    Some(Some(match op {
         "Zeros" | "Ones" => 0,
         "Unary" | "Const" | "Cast" | "Sum" | "Mean" | "Max" | "Min" | "Prod" | "ReduceVariance"
         | "ReduceStd" | "ReduceLogSumExp" | "Cumsum" | "Cumprod" | "ArgMax" | "ArgMin"
@@ -366,13 +385,13 @@ pub(crate) fn arity(op: &str) -> Result<Option<usize>> {
         | "Transpose" | "ExpandDims" | "Squeeze" | "BroadcastTo" | "ZerosLike" | "OnesLike" => 1,
         "Binary" | "BatchMatMulV2" | "ClipByNorm" => 2,
         "SelectV2" | "ClipByValue" => 3,
-        "ConcatV2" | "Pack" => return Ok(None),
-        _ => return Err(Error::DataLoss(format!("unknown op {op:?}"))),
+        "ConcatV2" | "Pack" => return Some(None),
+        _ => return None,
     }))
 }
 
-/// The computation of a saved `(op, attrs)` node: one output.
-pub(crate) fn build(op: &str, a: &Attrs) -> Result<Forward> {
+/// The computation of a saved `(op, attrs)` node with `n_inputs` inputs.
+pub(crate) fn build(op: &str, a: &Attrs, n_inputs: usize) -> Result<Forward> {
     Ok(match op {
         "Unary" => {
             let fname = a.get("fn").and_then(Value::as_str).unwrap_or("");
@@ -551,7 +570,15 @@ pub(crate) fn build(op: &str, a: &Attrs) -> Result<Forward> {
             let dt = a_dtype(op, a, "dtype")?;
             std::sync::Arc::new(move |_: &[Tensor]| Ok(vec![f(&shape, dt)?]))
         }
-        _ => return Err(Error::DataLoss(format!("unknown op {op:?}"))),
+        _ => match super::table::for_op(op) {
+            // Any failure to build from a file's attributes (a hostile size too) is the
+            // file's fault.
+            Some(d) => (d.build)(a, n_inputs).map_err(|e| match e {
+                Error::DataLoss(m) => Error::DataLoss(m),
+                e => Error::DataLoss(format!("node {op}: {e}")),
+            })?,
+            None => return Err(Error::DataLoss(format!("unknown op {op:?}"))),
+        },
     })
 }
 
@@ -598,7 +625,7 @@ mod tests {
     #[test]
     fn encoded_nodes_build_the_same_computation() {
         let (op, attrs) = encode("Sum", Some("Some([0]),true"), None, 1).unwrap();
-        let f = build(&op, &attrs).unwrap();
+        let f = build(&op, &attrs, 1).unwrap();
         let x = Tensor::from_vec(vec![1.0f32, 2.0, 3.0, 4.0], &[2, 2]).unwrap();
         let y = f(&[x]).unwrap().remove(0);
         assert_eq!(y.shape(), &[1, 2]);
@@ -609,7 +636,7 @@ mod tests {
             "exp"
         );
         assert!(encode("RandomStandardNormal", None, None, 0).is_err());
-        assert!(build("Nope", &Attrs::new()).is_err());
-        assert!(build("Cast", &Attrs::new()).is_err());
+        assert!(build("Nope", &Attrs::new(), 1).is_err());
+        assert!(build("Cast", &Attrs::new(), 1).is_err());
     }
 }

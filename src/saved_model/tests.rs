@@ -28,8 +28,10 @@ fn traced_model() -> (Graph, Variable) {
 
 fn encode(g: &Graph, w: &Variable) -> (GraphDef, Vec<Tensor>) {
     let index = |v: &Variable| (v.id() == w.id()).then_some(0);
+    let id_index = |id: u64| (id == w.id()).then_some(0);
     let mut enc = Encoder {
         variable_index: &index,
+        variable_id_index: &id_index,
         constants: Vec::new(),
     };
     let def = enc.encode(g).unwrap();
@@ -116,7 +118,7 @@ fn bad(mutate: impl FnOnce(&mut Json)) -> String {
 
 #[test]
 fn bad_structures_are_refused_naming_what_is_wrong() {
-    assert!(bad(|v| v["version"] = 2.into()).contains("unsupported SavedModel format version 2"));
+    assert!(bad(|v| v["version"] = 3.into()).contains("unsupported SavedModel format version 3"));
     assert!(bad(|v| v["format"] = "x".into()).contains("not a gradtape SavedModel"));
     assert!(
         bad(|v| v["functions"][0]["graph"]["nodes"][2]["inputs"][0] =
@@ -173,4 +175,100 @@ fn hostile_nesting_is_refused() {
         m.contains("nested too deeply") || m.contains("recursion"),
         "{m}"
     );
+}
+
+/// A version-2 graph written by hand (as the Python package writes them): family ops,
+/// an assign and a random draw, built and run with no Python.
+#[test]
+fn family_ops_assigns_and_draws_load_without_python() {
+    let g = serde_json::json!({
+        "inputs": [{"dtype": "float64", "shape": [1, 4, 4, 1]}],
+        "consts": [],
+        "nodes": [
+            {"op": "MaxPool", "attrs": {"ksize": [2, 2], "strides": [2, 2], "padding": "Valid"},
+             "inputs": [{"input": 0}], "outputs": 1},
+            {"op": "StridedSlice", "attrs": {"index": [{"Int": 0}, {"Int": -1}, {"Slice": {"start": null, "stop": null, "step": 1}}, "Ellipsis"],
+             "tensor_positions": []}, "inputs": [{"node": [0, 0]}], "outputs": 1},
+            {"op": "Reshape", "attrs": {"shape": [2]}, "inputs": [{"node": [1, 0]}], "outputs": 1},
+            {"op": "Sum", "attrs": {"axis": null, "keepdims": false}, "inputs": [{"node": [2, 0]}], "outputs": 1},
+            {"op": "Reshape", "attrs": {"shape": [1]}, "inputs": [{"node": [3, 0]}], "outputs": 1},
+            {"op": "Tile", "attrs": {"multiples": [2]}, "inputs": [{"node": [4, 0]}], "outputs": 1},
+            {"op": "AssignAddVariableOp", "attrs": {"variable": 0}, "inputs": [{"node": [5, 0]}], "outputs": 0},
+            {"op": "RandomUniform", "attrs": {"shape": [3], "a": 0.0, "b": 1.0, "dtype": "float64", "seed": null},
+             "inputs": [], "outputs": 1},
+            {"op": "Unpack", "attrs": {"num": null, "axis": 0}, "inputs": [{"node": [2, 0]}], "outputs": 2}
+        ],
+        "outputs": [{"node": [2, 0]}, {"node": [7, 0]}, {"node": [8, 1]}]
+    });
+    let def: GraphDef = serde_json::from_value(g).unwrap();
+    let text = serde_json::to_string(&model_def(def)).unwrap();
+    let parsed = parse(text.as_bytes()).unwrap();
+    let w = Variable::new(
+        Tensor::from_vec(vec![1.0f64, 2.0], &[2]).unwrap(),
+        true,
+        Some("w"),
+    );
+    let model = build(parsed, vec![], vec![w.clone()]).unwrap();
+    let f = model.signature("serving_default").unwrap();
+    let x = Tensor::from_vec((0..16).map(f64::from).collect(), &[1, 4, 4, 1]).unwrap();
+    let tape = crate::GradientTape::new();
+    let out = {
+        let _r = tape.enter();
+        tape.watch(&x);
+        f.call(std::slice::from_ref(&x)).unwrap()
+    };
+    // Pooled [[5, 7], [13, 15]]; its last row: [13, 15].
+    assert_eq!(out[0].to_vec::<f64>().unwrap(), vec![13.0, 15.0]);
+    assert_eq!(out[2].to_vec::<f64>().unwrap(), vec![15.0]);
+    assert_eq!(
+        w.value_unrecorded().to_vec::<f64>().unwrap(),
+        vec![29.0, 30.0]
+    );
+    let u = out[1].to_vec::<f64>().unwrap();
+    assert!(u.iter().all(|v| (0.0..1.0).contains(v)));
+    let again = f.call(std::slice::from_ref(&x)).unwrap();
+    assert_ne!(
+        again[1].to_vec::<f64>().unwrap(),
+        u,
+        "a fresh draw on every call"
+    );
+    assert_eq!(
+        w.value_unrecorded().to_vec::<f64>().unwrap(),
+        vec![57.0, 58.0]
+    );
+    // The gradient of the slice goes back through the pool to the maxima.
+    let g = tape
+        .gradient1(&out[0], &x)
+        .unwrap()
+        .unwrap()
+        .to_vec::<f64>()
+        .unwrap();
+    let hot: Vec<usize> = (0..16).filter(|&i| g[i] != 0.0).collect();
+    assert_eq!(hot, vec![13, 15]);
+}
+
+#[test]
+fn bad_family_op_attributes_are_refused() {
+    let node = |attrs: Json| {
+        serde_json::json!({"inputs": [{"dtype": "float64", "shape": null}], "consts": [],
+            "nodes": [{"op": "Tile", "attrs": attrs, "inputs": [{"input": 0}], "outputs": 1}],
+            "outputs": [{"node": [0, 0]}]})
+    };
+    assert!(
+        bad(|v| v["functions"][0]["graph"] = node(serde_json::json!({"multiples": "x"})))
+            .contains("multiples")
+    );
+    assert!(
+        bad(|v| v["functions"][0]["graph"] = node(serde_json::json!({}))).contains("multiples")
+    );
+    let assign = serde_json::json!({"inputs": [{"dtype": "float64", "shape": null}], "consts": [],
+        "nodes": [{"op": "AssignVariableOp", "attrs": {"variable": 3}, "inputs": [{"input": 0}], "outputs": 0}],
+        "outputs": []});
+    assert!(bad(|v| v["functions"][0]["graph"] = assign).contains("variable 3"));
+    let draw = serde_json::json!({"inputs": [], "consts": [],
+        "nodes": [{"op": "RandomStandardNormal", "attrs": {"shape": [1u64 << 40, 1u64 << 40], "a": 0.0, "b": 1.0,
+                   "dtype": "float32", "seed": null}, "inputs": [], "outputs": 1}],
+        "outputs": [{"node": [0, 0]}]});
+    let m = bad(|v| v["functions"][0]["graph"] = draw);
+    assert!(m.contains("RandomStandardNormal"), "{m}");
 }

@@ -111,6 +111,10 @@ class Layer(Module):
         if not self.built:
             self.build(getattr(inputs, "shape", None))
             self.built = True
+            # A checkpoint restored before these variables existed assigns them now.
+            from ..train import _on_variables_created
+
+            _on_variables_created()
         return self.call(inputs, *args, **kwargs)
 
     @property
