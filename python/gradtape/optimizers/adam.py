@@ -38,6 +38,16 @@ class Adam(Optimizer):
         self.beta_1, self.beta_2, self.epsilon = float(beta_1), float(beta_2), float(epsilon)
         self.amsgrad = bool(amsgrad)
 
+    def _native_rule(self) -> tuple[str, list[float]]:
+        return "adam", [self.beta_1, self.beta_2, self.epsilon, float(self.amsgrad)]
+
+    def _native_grads(self, grad: Any) -> tuple[Any, Any] | None:
+        if isinstance(grad, IndexedSlices):
+            # As `_plan`: the rows squared before they are summed.
+            sq = _densify(IndexedSlices(grad.values * grad.values, grad.indices, grad.dense_shape))
+            return _densify(grad), sq
+        return grad, None
+
     def _plan(self, var: Any, grad: Any, lr: Any, step: Any, slot: Any) -> tuple:
         b1, b2 = self.beta_1, self.beta_2
         m, v = slot("m"), slot("v")
