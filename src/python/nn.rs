@@ -6,6 +6,7 @@ use pyo3::prelude::*;
 
 use super::convert::to_tensor;
 use super::entry::heavy;
+use super::graph::call_n;
 use super::tensor::PyTensor;
 use super::variable::PyVariable;
 use crate::nn::layers::{dense, Activation};
@@ -100,9 +101,15 @@ fn _dense(
         .ok_or_else(|| PyValueError::new_err(format!("unknown Dense activation {activation:?}")))?;
     let k = to_tensor(kernel, None)?;
     let x = to_tensor(x, Some(k.dtype()))?;
-    let b = bias.map(|b| to_tensor(b, Some(k.dtype()))).transpose()?;
-    let n = x.size() * k.shape().last().copied().unwrap_or(1);
-    let y = heavy(py, n, move || dense(&x, &k, b.as_ref(), act))?;
+    let mut xs = vec![x, k];
+    if let Some(b) = bias {
+        let b = to_tensor(b, Some(xs[1].dtype()))?;
+        xs.push(b);
+    }
+    // One node in a trace, as the other multi-op bindings.
+    let y = call_n(py, "Dense", || act.name().to_string(), &xs, move |a| {
+        dense(&a[0], &a[1], a.get(2), act)
+    })?;
     Ok(y.into())
 }
 
