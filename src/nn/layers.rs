@@ -144,8 +144,9 @@ pub struct Dense {
 }
 
 impl Dense {
-    /// A float32 layer from `input_dim` features to `units`, with a bias; `seed`
-    /// makes the kernel's initial values reproducible.
+    /// A float32 layer from `input_dim` features to `units`, with a bias; `seed` is the
+    /// op seed of the kernel's uniform draw (as `ops::random::uniform`'s: with a global
+    /// seed set, the same program draws the same kernels).
     pub fn new(
         input_dim: usize,
         units: usize,
@@ -270,9 +271,7 @@ mod tests {
         for (g, w) in got.iter().zip(&want) {
             assert!((g - w).abs() < 1e-6, "{got:?} vs {want:?}");
         }
-        // Same seed, same kernel; rank-3 inputs map their last axis.
-        let again = Dense::new(2, 3, Activation::Relu, Some(7)).unwrap();
-        assert_eq!(again.kernel.value_unrecorded().to_vec::<f32>().unwrap(), k);
+        // Rank-3 inputs map their last axis.
         let y3 = d.forward(&Tensor::from_vec(vec![0.0f32; 8], &[2, 2, 2]).unwrap()).unwrap();
         assert_eq!(y3.shape(), &[2, 2, 3]);
         assert!(d.forward(&Tensor::from_vec(vec![0.0f32; 3], &[1, 3]).unwrap()).is_err());

@@ -50,7 +50,8 @@ pub enum Rule {
     Sgd { momentum: f64, nesterov: bool },
     /// Keras 3 `Adam`: `m += (g - m)(1 - β1)`, `v += (g² - v)(1 - β2)` (AMSGrad:
     /// `v̂ = max(v̂, v)` is used for `v`), `var -= m α / (√v + ε)` with
-    /// `α = lr √(1 - β2^t) / (1 - β1^t)` at step `t` (computed in f64).
+    /// `α = lr √(1 - β2^t) / (1 - β1^t)` at step `t` (in the variable's dtype, as
+    /// Keras computes it).
     Adam {
         beta_1: f64,
         beta_2: f64,
@@ -331,10 +332,11 @@ fn fused<T: Elem>(
     let sq = grad_squared.map(elems::<T>).transpose()?;
     let lr = step.learning_rate;
     let c = T::from_f64;
-    let decay = step.weight_decay.map(|wd| c(wd * lr));
-    // Keras 3: weight decay first (`var -= var * wd * lr`), then the rule's update.
+    // Keras 3: weight decay first (`var -= var * weight_decay * lr`, in the variable's
+    // dtype and that order), then the rule's update.
+    let decay = step.weight_decay.map(|wd| (c(wd), c(lr)));
     let dx = move |x: T| match decay {
-        Some(d) => x - x * d,
+        Some((wd, lr)) => x - x * wd * lr,
         None => x,
     };
     let shape = cur.shape();
@@ -360,8 +362,11 @@ fn fused<T: Elem>(
             epsilon,
             amsgrad,
         } => {
-            let t = step.step as f64;
-            let alpha = c(lr * (1.0 - beta_2.powf(t)).sqrt() / (1.0 - beta_1.powf(t)));
+            // As Keras 3, in the variable's dtype: the step and the betas cast, then
+            // `lr * sqrt(1 - b2^t) / (1 - b1^t)`.
+            let t = c(step.step as f64);
+            let one = T::one();
+            let alpha = c(lr) * (one - c(beta_2).powf(t)).sqrt() / (one - c(beta_1).powf(t));
             let (c1, c2, eps) = (c(1.0 - beta_1), c(1.0 - beta_2), c(epsilon));
             let sq_or_g: &[T] = sq.as_deref().unwrap_or(&g);
             let squared = sq.is_some();

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, Callable
 
-from .._gradtape import Tensor, _is_tracing, cast, clip_by_norm, sqrt, convert_to_tensor, stop_gradient, zeros
+from .._gradtape import Tensor, _is_tracing, cast, clip_by_norm, constant, sqrt, convert_to_tensor, stop_gradient, zeros
 from .._gradtape import Variable as _NativeVariable
 from .._gradtape import _optimizer_slots, _optimizer_update
 from .._indexed_slices import IndexedSlices, _densify
@@ -152,8 +152,9 @@ class Optimizer:
             decay = None
             if self.weight_decay and self._use_weight_decay(v):
                 # Keras 3: `var -= var * weight_decay * lr` before the update.
-                decay = v.read_value() * cast(cast(lr, v.dtype) * self.weight_decay if isinstance(lr, Tensor)
-                                              else self.weight_decay * lr, v.dtype)
+                # In the variable's dtype, in Keras' order: (var * wd) * lr.
+                lr_d = cast(lr, v.dtype) if isinstance(lr, Tensor) else constant(lr, dtype=v.dtype)
+                decay = v.read_value() * constant(self.weight_decay, dtype=v.dtype) * lr_d
             # A schedule's tensor learning rate, in the variable's dtype (as Keras casts it).
             lr_v = cast(lr, v.dtype) if isinstance(lr, Tensor) and lr.dtype != v.dtype else lr
             plan.append((v, decay, *self._plan(v, g, lr_v, step, slot)))
