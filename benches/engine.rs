@@ -113,7 +113,12 @@ fn optimizer(c: &mut Criterion) {
             .collect()
     };
     let mut g = c.benchmark_group("optimizer");
-    g.throughput(Throughput::Elements(shapes.iter().map(|s| s.iter().product::<usize>() as u64).sum()));
+    g.throughput(Throughput::Elements(
+        shapes
+            .iter()
+            .map(|s| s.iter().product::<usize>() as u64)
+            .sum(),
+    ));
     let vars = fresh();
     let pairs: Vec<(Tensor, &Variable)> = vars.iter().map(|(g, v)| (g.clone(), v)).collect();
     let mut adam = Adam::new(1e-3);
@@ -125,7 +130,10 @@ fn optimizer(c: &mut Criterion) {
         .iter()
         .map(|(g, _)| {
             let z = ops::zeros_like(g).expect("zeros");
-            (Variable::new(z.clone(), false, None), Variable::new(z, false, None))
+            (
+                Variable::new(z.clone(), false, None),
+                Variable::new(z, false, None),
+            )
         })
         .collect();
     let s = |x: f32| Tensor::scalar(x);
@@ -137,7 +145,7 @@ fn optimizer(c: &mut Criterion) {
                 let sq = ops::mul(grad, grad)?;
                 let v1 = ops::add(&vvv, &ops::mul(&ops::subtract(&sq, &vvv)?, &s(0.001))?)?;
                 let den = ops::add(&ops::sqrt(&v1)?, &s(1e-7))?;
-                v.assign_sub(&ops::div(&ops::mul(&m1, &s(1e-3))?, &den)?)?;
+                v.assign_sub(&ops::divide(&ops::mul(&m1, &s(1e-3))?, &den)?)?;
                 m.assign(&m1)?;
                 vv.assign(&v1)?;
             }

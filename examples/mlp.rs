@@ -6,7 +6,10 @@ use gradtape::{GradientTape, Result, Tensor};
 fn main() -> Result<()> {
     let xs: Vec<f32> = (0..64).map(|i| i as f32 / 32.0 - 1.0).collect();
     let ys = xs.iter().map(|x| (3.0 * x).sin() + x).collect();
-    let (x, y) = (Tensor::from_vec(xs, &[64, 1])?, Tensor::from_vec(ys, &[64, 1])?);
+    let (x, y) = (
+        Tensor::from_vec(xs, &[64, 1])?,
+        Tensor::from_vec(ys, &[64, 1])?,
+    );
     let model = Sequential::new()
         .add(Dense::new(1, 32, Activation::Tanh, Some(1))?)
         .add(Dense::new(32, 1, Activation::Linear, Some(2))?);
@@ -17,7 +20,11 @@ fn main() -> Result<()> {
         let tape = GradientTape::new();
         let loss = tape.record(|| model.forward(&x)?.squared_difference(&y)?.mean())?;
         let grads = tape.gradients(&loss, &vars.iter().collect::<Vec<_>>())?;
-        let pairs: Vec<_> = grads.into_iter().zip(&vars).filter_map(|(g, v)| Some((g?, v))).collect();
+        let pairs: Vec<_> = grads
+            .into_iter()
+            .zip(&vars)
+            .filter_map(|(g, v)| Some((g?, v)))
+            .collect();
         opt.apply_gradients(&pairs)?;
         losses.push(loss.to_f64_scalar()?);
         if step % 50 == 0 {

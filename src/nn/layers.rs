@@ -209,7 +209,8 @@ impl Sequential {
     pub fn new() -> Sequential {
         Sequential::default()
     }
-    /// The stack with `layer` appended.
+    /// The stack with `layer` appended (Keras' `model.add`, in builder form).
+    #[allow(clippy::should_implement_trait)] // Keras' name, not `+`
     pub fn add(mut self, layer: impl Layer + Send + Sync + 'static) -> Sequential {
         self.push(layer);
         self
@@ -255,14 +256,24 @@ mod tests {
         // Glorot-uniform bound sqrt(6 / (2 + 3)); the bias starts at zero.
         let limit = (6.0f32 / 5.0).sqrt();
         assert!(k.iter().all(|v| v.abs() <= limit) && k.iter().any(|v| *v != 0.0));
-        assert_eq!(d.bias.as_ref().unwrap().value_unrecorded().to_vec::<f32>().unwrap(), vec![0.0; 3]);
+        assert_eq!(
+            d.bias
+                .as_ref()
+                .unwrap()
+                .value_unrecorded()
+                .to_vec::<f32>()
+                .unwrap(),
+            vec![0.0; 3]
+        );
         d.bias
             .as_ref()
             .unwrap()
             .assign(&Tensor::from_vec(vec![0.5f32, -0.5, 0.0], &[3]).unwrap())
             .unwrap();
         let x = [1.0f32, -2.0];
-        let y = d.forward(&Tensor::from_vec(x.to_vec(), &[1, 2]).unwrap()).unwrap();
+        let y = d
+            .forward(&Tensor::from_vec(x.to_vec(), &[1, 2]).unwrap())
+            .unwrap();
         let b = [0.5f32, -0.5, 0.0];
         let want: Vec<f32> = (0..3)
             .map(|j| (x[0] * k[j] + x[1] * k[3 + j] + b[j]).max(0.0))
@@ -272,9 +283,13 @@ mod tests {
             assert!((g - w).abs() < 1e-6, "{got:?} vs {want:?}");
         }
         // Rank-3 inputs map their last axis.
-        let y3 = d.forward(&Tensor::from_vec(vec![0.0f32; 8], &[2, 2, 2]).unwrap()).unwrap();
+        let y3 = d
+            .forward(&Tensor::from_vec(vec![0.0f32; 8], &[2, 2, 2]).unwrap())
+            .unwrap();
         assert_eq!(y3.shape(), &[2, 2, 3]);
-        assert!(d.forward(&Tensor::from_vec(vec![0.0f32; 3], &[1, 3]).unwrap()).is_err());
+        assert!(d
+            .forward(&Tensor::from_vec(vec![0.0f32; 3], &[1, 3]).unwrap())
+            .is_err());
         assert!(Dense::new(0, 3, Activation::Linear, None).is_err());
     }
 
@@ -286,9 +301,14 @@ mod tests {
         let x = Tensor::from_vec(vec![0.1f64, 0.2, 0.3], &[1, 3]).unwrap();
         let h = a.forward(&x).unwrap();
         let seq = Sequential::new().add(a);
-        assert_eq!(seq.forward(&x).unwrap().to_vec::<f64>().unwrap(), h.to_vec::<f64>().unwrap());
+        assert_eq!(
+            seq.forward(&x).unwrap().to_vec::<f64>().unwrap(),
+            h.to_vec::<f64>().unwrap()
+        );
         assert_eq!(seq.trainable_variables().len(), 1);
-        let probs = b.forward(&Tensor::from_vec(vec![1.0f32; 4], &[1, 4]).unwrap()).unwrap();
+        let probs = b
+            .forward(&Tensor::from_vec(vec![1.0f32; 4], &[1, 4]).unwrap())
+            .unwrap();
         let p = probs.to_vec::<f32>().unwrap();
         assert!((p[0] + p[1] - 1.0).abs() < 1e-6);
         assert!(Sequential::new().is_empty());

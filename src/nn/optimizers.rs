@@ -180,7 +180,16 @@ pub fn apply_update(
 ) -> Result<()> {
     let lr = Tensor::scalar(step.learning_rate);
     let t = Tensor::scalar(step.step);
-    apply_update_with(rule, var, grad, slots, &lr, &t, step.weight_decay, grad_squared)
+    apply_update_with(
+        rule,
+        var,
+        grad,
+        slots,
+        &lr,
+        &t,
+        step.weight_decay,
+        grad_squared,
+    )
 }
 
 /// [`apply_update`] with the learning rate and the step number as scalar tensors
@@ -351,7 +360,14 @@ fn fused<T: Elem>(
                 let (n, [m]) = run(&x, &g, &g, [&s[0]], |x, g, _, [m]| {
                     let m = m * mo - g * lr;
                     let x = dx(x);
-                    (if nesterov { x + (m * mo - g * lr) } else { x + m }, [m])
+                    (
+                        if nesterov {
+                            x + (m * mo - g * lr)
+                        } else {
+                            x + m
+                        },
+                        [m],
+                    )
                 })?;
                 (n, vec![m])
             }
@@ -375,12 +391,17 @@ fn fused<T: Elem>(
                 (m + (g - m) * c1, v + (q - v) * c2)
             };
             if amsgrad {
-                let (n, [m, v, vh]) =
-                    run(&x, &g, sq_or_g, [&s[0], &s[1], &s[2]], |x, g, q, [m, v, vh]| {
+                let (n, [m, v, vh]) = run(
+                    &x,
+                    &g,
+                    sq_or_g,
+                    [&s[0], &s[1], &s[2]],
+                    |x, g, q, [m, v, vh]| {
                         let (m, v) = moments(g, q, m, v);
                         let vh = nan_max(vh, v);
                         (dx(x) - (m * alpha) / (vh.sqrt() + eps), [m, v, vh])
-                    })?;
+                    },
+                )?;
                 (n, vec![m, v, vh])
             } else {
                 let (n, [m, v]) = run(&x, &g, sq_or_g, [&s[0], &s[1]], |x, g, q, [m, v]| {
@@ -445,7 +466,9 @@ fn fused<T: Elem>(
     };
     let tensor = |v: Vec<T>| -> Result<Tensor> {
         let a = crate::size::shaped(OP, shape, v)?;
-        Ok(Tensor::new(<T as crate::dtype::Element>::wrap(a.into_shared())))
+        Ok(Tensor::new(<T as crate::dtype::Element>::wrap(
+            a.into_shared(),
+        )))
     };
     Ok((
         tensor(new)?,
@@ -493,7 +516,11 @@ fn run<T: Elem, const S: usize>(
         crate::pool::pieces(&mut pieces, 1, |_, p| {
             for (start, o, so) in p.iter_mut() {
                 let len = o.len();
-                let (x, g, q) = (&x[*start..][..len], &g[*start..][..len], &q[*start..][..len]);
+                let (x, g, q) = (
+                    &x[*start..][..len],
+                    &g[*start..][..len],
+                    &q[*start..][..len],
+                );
                 let s: [&[T]; S] = std::array::from_fn(|k| &s[k][*start..][..len]);
                 for i in 0..len {
                     let (nx, ns) = f(x[i], g[i], q[i], std::array::from_fn(|k| s[k][i]));
@@ -593,7 +620,10 @@ impl State {
 
     fn slot(&self, var: &Variable, name: &str) -> Option<Variable> {
         let (names, vars) = self.slots.get(&var.id())?;
-        names.iter().position(|n| *n == name).map(|i| vars[i].clone())
+        names
+            .iter()
+            .position(|n| *n == name)
+            .map(|i| vars[i].clone())
     }
 }
 
@@ -873,17 +903,74 @@ mod tests {
     /// TF 2.21's Keras 3 on `[1, -2, 0.5]` (float32) after five steps of the
     /// gradients `[0.3 t, -1, 2 if t <= 2 else 0.01]` (learning rate 0.1).
     const KERAS: &[(&str, [f64; 3])] = &[
-        ("sgd", [0.5500000715255737, -1.4999998807907104, 0.09700000286102295]),
-        ("sgd_momentum", [0.04890698194503784, -0.6855900287628174, -1.0124298334121704]),
-        ("sgd_nesterov", [-0.30598366260528564, -0.31703096628189087, -1.2641868591308594]),
-        ("adam", [0.5149227380752563, -1.5000051259994507, 0.10472580790519714]),
-        ("adam_amsgrad", [0.5149227380752563, -1.5000051259994507, 0.10490702837705612]),
-        ("adamw", [0.5133150815963745, -1.4964077472686768, 0.10409396886825562]),
-        ("rmsprop", [-0.32277846336364746, -0.9354715347290039, -0.04947051778435707]),
-        ("rmsprop_momentum_centered", [-1.4535036087036133, 0.03664600849151611, -0.6296383738517761]),
-        ("rmsprop_momentum", [-1.1829137802124023, -0.20893675088882446, -0.5482168793678284]),
-        ("rmsprop_centered", [-0.5023789405822754, -0.7728959321975708, -0.09240526705980301]),
-        ("adagrad", [0.6346341371536255, -1.6851837635040283, 0.3299000859260559]),
+        (
+            "sgd",
+            [0.5500000715255737, -1.4999998807907104, 0.09700000286102295],
+        ),
+        (
+            "sgd_momentum",
+            [
+                0.04890698194503784,
+                -0.6855900287628174,
+                -1.0124298334121704,
+            ],
+        ),
+        (
+            "sgd_nesterov",
+            [
+                -0.30598366260528564,
+                -0.31703096628189087,
+                -1.2641868591308594,
+            ],
+        ),
+        (
+            "adam",
+            [0.5149227380752563, -1.5000051259994507, 0.10472580790519714],
+        ),
+        (
+            "adam_amsgrad",
+            [0.5149227380752563, -1.5000051259994507, 0.10490702837705612],
+        ),
+        (
+            "adamw",
+            [0.5133150815963745, -1.4964077472686768, 0.10409396886825562],
+        ),
+        (
+            "rmsprop",
+            [
+                -0.32277846336364746,
+                -0.9354715347290039,
+                -0.04947051778435707,
+            ],
+        ),
+        (
+            "rmsprop_momentum_centered",
+            [
+                -1.4535036087036133,
+                0.03664600849151611,
+                -0.6296383738517761,
+            ],
+        ),
+        (
+            "rmsprop_momentum",
+            [
+                -1.1829137802124023,
+                -0.20893675088882446,
+                -0.5482168793678284,
+            ],
+        ),
+        (
+            "rmsprop_centered",
+            [
+                -0.5023789405822754,
+                -0.7728959321975708,
+                -0.09240526705980301,
+            ],
+        ),
+        (
+            "adagrad",
+            [0.6346341371536255, -1.6851837635040283, 0.3299000859260559],
+        ),
     ];
 
     fn optimizer(name: &str) -> Box<dyn Optimizer> {
@@ -951,7 +1038,8 @@ mod tests {
         // Adam: m = 0.2, v = 0.004, alpha = 0.1 * sqrt(0.001) / 0.1, step = m alpha / sqrt(v).
         let w = v(1.0);
         let mut adam = Adam::new(0.1);
-        adam.apply_gradients(&[(Tensor::scalar(2.0f32), &w)]).unwrap();
+        adam.apply_gradients(&[(Tensor::scalar(2.0f32), &w)])
+            .unwrap();
         assert!((value(&w) - 0.9).abs() < 1e-6);
         assert!((value(&adam.slot(&w, "m").unwrap()) - 0.2).abs() < 1e-7);
         assert!((value(&adam.slot(&w, "v").unwrap()) - 0.004).abs() < 1e-8);
@@ -986,9 +1074,14 @@ mod tests {
             let small = Variable::new(Tensor::scalar(x[i]), true, None);
             let mut o = Adam::new(0.01);
             for _ in 0..3 {
-                o.apply_gradients(&[(Tensor::scalar(g[i]), &small)]).unwrap();
+                o.apply_gradients(&[(Tensor::scalar(g[i]), &small)])
+                    .unwrap();
             }
-            assert_eq!(got[i], small.value_unrecorded().to_f64_scalar().unwrap(), "at {i}");
+            assert_eq!(
+                got[i],
+                small.value_unrecorded().to_f64_scalar().unwrap(),
+                "at {i}"
+            );
         }
     }
 
@@ -998,14 +1091,17 @@ mod tests {
         let b = Variable::new(Tensor::from_vec(vec![1.0f32; 2], &[2]).unwrap(), true, None);
         let mut opt = Sgd::new(0.1);
         // The second pair's gradient has the wrong shape: neither variable moves.
-        let err = opt.apply_gradients(&[(Tensor::scalar(1.0f32), &a), (Tensor::scalar(1.0f32), &b)]);
+        let err =
+            opt.apply_gradients(&[(Tensor::scalar(1.0f32), &a), (Tensor::scalar(1.0f32), &b)]);
         assert!(err.is_err());
         assert_eq!(a.value_unrecorded().to_f64_scalar().unwrap(), 1.0);
         assert_eq!(opt.iterations(), 0);
         // Integer variables and mismatched dtypes are errors.
         let i = Variable::new(Tensor::scalar(1i32), true, None);
         assert!(opt.apply_gradients(&[(Tensor::scalar(1i32), &i)]).is_err());
-        assert!(opt.apply_gradients(&[(Tensor::scalar(1.0f64), &a)]).is_err());
+        assert!(opt
+            .apply_gradients(&[(Tensor::scalar(1.0f64), &a)])
+            .is_err());
     }
 
     #[test]

@@ -9,15 +9,17 @@ use super::entry::heavy;
 use super::graph::call_n;
 use super::tensor::PyTensor;
 use super::variable::PyVariable;
-use crate::nn::layers::{dense, Activation};
 use crate::dtype::DType;
+use crate::nn::layers::{dense, Activation};
 use crate::nn::optimizers::{apply_update_with, Rule};
 
 /// A rule from its Python form: `(kind, [hyperparameters])`.
 fn rule(kind: &str, p: &[f64]) -> PyResult<Rule> {
     let get = |i: usize| -> PyResult<f64> {
         p.get(i).copied().ok_or_else(|| {
-            PyValueError::new_err(format!("optimizer rule {kind:?}: too few hyperparameters ({p:?})"))
+            PyValueError::new_err(format!(
+                "optimizer rule {kind:?}: too few hyperparameters ({p:?})"
+            ))
         })
     };
     Ok(match kind {
@@ -41,7 +43,11 @@ fn rule(kind: &str, p: &[f64]) -> PyResult<Rule> {
             initial_accumulator_value: get(0)?,
             epsilon: get(1)?,
         },
-        _ => return Err(PyValueError::new_err(format!("unknown optimizer rule {kind:?}"))),
+        _ => {
+            return Err(PyValueError::new_err(format!(
+                "unknown optimizer rule {kind:?}"
+            )))
+        }
     })
 }
 
@@ -107,9 +113,13 @@ fn _dense(
         xs.push(b);
     }
     // One node in a trace, as the other multi-op bindings.
-    let y = call_n(py, "Dense", || act.name().to_string(), &xs, move |a| {
-        dense(&a[0], &a[1], a.get(2), act)
-    })?;
+    let y = call_n(
+        py,
+        "Dense",
+        || act.name().to_string(),
+        &xs,
+        move |a| dense(&a[0], &a[1], a.get(2), act),
+    )?;
     Ok(y.into())
 }
 

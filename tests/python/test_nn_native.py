@@ -9,25 +9,25 @@ import gradtape as gt
 from gradtape import _gradtape
 from gradtape.optimizers import _base
 
-O = gt.optimizers
+OPT = gt.optimizers
 
 # TF 2.21's Keras 3 on [1, -2, 0.5] (float32) after five steps of the gradients
 # [0.3 t, -1, 2 if t <= 2 else 0.01] (learning rate 0.1); tf.keras.optimizers.* with
 # these arguments.
 KERAS = [
-    (lambda: O.SGD(0.1), [0.5500000715255737, -1.4999998807907104, 0.09700000286102295]),
-    (lambda: O.SGD(0.1, momentum=0.9), [0.04890698194503784, -0.6855900287628174, -1.0124298334121704]),
-    (lambda: O.SGD(0.1, momentum=0.9, nesterov=True),
+    (lambda: OPT.SGD(0.1), [0.5500000715255737, -1.4999998807907104, 0.09700000286102295]),
+    (lambda: OPT.SGD(0.1, momentum=0.9), [0.04890698194503784, -0.6855900287628174, -1.0124298334121704]),
+    (lambda: OPT.SGD(0.1, momentum=0.9, nesterov=True),
      [-0.30598366260528564, -0.31703096628189087, -1.2641868591308594]),
-    (lambda: O.Adam(0.1), [0.5149227380752563, -1.5000051259994507, 0.10472580790519714]),
-    (lambda: O.Adam(0.1, amsgrad=True), [0.5149227380752563, -1.5000051259994507, 0.10490702837705612]),
-    (lambda: O.AdamW(0.1, weight_decay=0.004), [0.5133150815963745, -1.4964077472686768, 0.10409396886825562]),
-    (lambda: O.RMSprop(0.1), [-0.32277846336364746, -0.9354715347290039, -0.04947051778435707]),
-    (lambda: O.RMSprop(0.1, momentum=0.5, centered=True),
+    (lambda: OPT.Adam(0.1), [0.5149227380752563, -1.5000051259994507, 0.10472580790519714]),
+    (lambda: OPT.Adam(0.1, amsgrad=True), [0.5149227380752563, -1.5000051259994507, 0.10490702837705612]),
+    (lambda: OPT.AdamW(0.1, weight_decay=0.004), [0.5133150815963745, -1.4964077472686768, 0.10409396886825562]),
+    (lambda: OPT.RMSprop(0.1), [-0.32277846336364746, -0.9354715347290039, -0.04947051778435707]),
+    (lambda: OPT.RMSprop(0.1, momentum=0.5, centered=True),
      [-1.4535036087036133, 0.03664600849151611, -0.6296383738517761]),
-    (lambda: O.RMSprop(0.1, momentum=0.5), [-1.1829137802124023, -0.20893675088882446, -0.5482168793678284]),
-    (lambda: O.RMSprop(0.1, centered=True), [-0.5023789405822754, -0.7728959321975708, -0.09240526705980301]),
-    (lambda: O.Adagrad(0.1), [0.6346341371536255, -1.6851837635040283, 0.3299000859260559]),
+    (lambda: OPT.RMSprop(0.1, momentum=0.5), [-1.1829137802124023, -0.20893675088882446, -0.5482168793678284]),
+    (lambda: OPT.RMSprop(0.1, centered=True), [-0.5023789405822754, -0.7728959321975708, -0.09240526705980301]),
+    (lambda: OPT.Adagrad(0.1), [0.6346341371536255, -1.6851837635040283, 0.3299000859260559]),
 ]
 
 
@@ -107,8 +107,8 @@ def test_traced_step_is_the_kernel(make, want, monkeypatch):
 
 
 def test_schedule_and_clipping_stay_python():
-    sched = O.schedules.ExponentialDecay(0.1, decay_steps=1, decay_rate=0.5)
-    opt = O.SGD(sched, clipvalue=0.5)
+    sched = OPT.schedules.ExponentialDecay(0.1, decay_steps=1, decay_rate=0.5)
+    opt = OPT.SGD(sched, clipvalue=0.5)
     v = gt.Variable([1.0, 1.0])
     opt.apply_gradients([(gt.constant([2.0, -0.25]), v)])  # lr 0.1, g clipped to [0.5, -0.25]
     opt.apply_gradients([(gt.constant([2.0, -0.25]), v)])  # lr 0.05
@@ -128,7 +128,7 @@ def test_sparse_gradients(monkeypatch):
                 opt.apply_gradients([(g, v)])
             return v.numpy(), calls.kinds
 
-    for make in (lambda: O.Adam(0.1), lambda: O.SGD(0.1, momentum=0.9)):
+    for make in (lambda: OPT.Adam(0.1), lambda: OPT.SGD(0.1, momentum=0.9)):
         fused, kinds = run(make, False)
         chain, none = run(make, True)
         assert len(kinds) == 3 and none == []
@@ -139,10 +139,10 @@ def test_sparse_gradients(monkeypatch):
 def test_float16_and_subclasses_keep_the_op_chain(monkeypatch):
     calls = _Calls(monkeypatch)
     v = gt.Variable(np.array([1.0], np.float16))
-    O.SGD(0.5).apply_gradients([(gt.constant([1.0], "float16"), v)])
+    OPT.SGD(0.5).apply_gradients([(gt.constant([1.0], "float16"), v)])
     assert v.numpy().tolist() == [0.5] and calls.kinds == []
 
-    class Halving(O.SGD):
+    class Halving(OPT.SGD):
         def _plan(self, var, grad, lr, step, slot):
             return {}, "assign", var.read_value() / 2
 
@@ -152,7 +152,7 @@ def test_float16_and_subclasses_keep_the_op_chain(monkeypatch):
 
 
 def test_weight_decay_exclusion_reaches_the_kernel():
-    opt = O.AdamW(0.1, weight_decay=0.5)
+    opt = OPT.AdamW(0.1, weight_decay=0.5)
     a, b = gt.Variable([1.0], name="kernel"), gt.Variable([1.0], name="bias")
     opt.exclude_from_weight_decay(var_names=["bias"])
     opt.apply_gradients([(gt.constant([2.0]), a), (gt.constant([2.0]), b)])

@@ -123,7 +123,7 @@ class Optimizer:
         else:
             step = int(self.iterations.numpy()) + 1
             lr = self._lr()
-        plan = []
+        plan: list[tuple[Any, ...]] = []
         for g, v in live:
             slots = self._slots.get(v._unique_id, {})
 
