@@ -90,6 +90,7 @@ pub mod graph;
 pub mod interrupt;
 pub mod io;
 pub mod kernels;
+pub mod nn;
 pub mod ops;
 pub mod pool;
 pub mod saved_model;

@@ -218,6 +218,18 @@ impl Variable {
         *self.lock_write() = value;
     }
 
+    /// Stores `new` (same shape and dtype, not checked) if the variable still holds
+    /// `snapshot`, as [`Variable::update`] does; `false` if another write came first.
+    /// Not recorded by tapes or traces: the fused optimizer updates (`crate::nn`).
+    pub(crate) fn store_if_current(&self, snapshot: &Tensor, new: Tensor) -> bool {
+        let mut slot = self.lock_write();
+        if slot.id() != snapshot.id() {
+            return false;
+        }
+        *slot = new.fresh();
+        true
+    }
+
     fn lock_write(&self) -> std::sync::RwLockWriteGuard<'_, Tensor> {
         self.inner.value.write().unwrap_or_else(|e| e.into_inner())
     }

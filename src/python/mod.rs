@@ -15,6 +15,7 @@ mod forward;
 pub(crate) mod graph;
 mod index;
 mod io;
+mod nn;
 mod saved_model;
 mod tape;
 pub(crate) mod tensor;
@@ -84,6 +85,7 @@ fn _gradtape(m: &Bound<'_, PyModule>) -> PyResult<()> {
     graph::register(m)?;
     io::register(m)?;
     saved_model::register(m)?;
+    nn::register(m)?;
     m.add_function(wrap_pyfunction!(entry::_panic_for_test, m)?)?;
     Ok(())
 }

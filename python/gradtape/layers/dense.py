@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from .. import activations, initializers
-from .._gradtape import add, matmul
+from .._gradtape import _dense, add
 from ._base import Layer
 
 
@@ -56,11 +56,24 @@ class Dense(Layer):
 
     def call(self, inputs: Any, **kwargs: Any) -> Any:
         if inputs.ndim == 2:
-            y = matmul(inputs, self.kernel)
-        else:
-            from .. import tensordot
+            # The crate's Dense forward (`gradtape::nn::layers::dense`), fused with a
+            # built-in activation; any other activation runs after it.
+            name = next((n for f, n in _NATIVE_ACTIVATIONS if f is self.activation), None)
+            y = _dense(inputs, self.kernel, self.bias if self.use_bias else None, name or "linear")
+            return y if name is not None else self.activation(y)
+        from .. import tensordot
 
-            y = tensordot(inputs, self.kernel, [[inputs.ndim - 1], [0]])
+        y = tensordot(inputs, self.kernel, [[inputs.ndim - 1], [0]])
         if self.use_bias:
             y = add(y, self.bias)
         return self.activation(y)
+
+
+# The activations the crate's Dense applies itself (`gradtape::nn::Activation`).
+_NATIVE_ACTIVATIONS = [
+    (activations.linear, "linear"),
+    (activations.get("relu"), "relu"),
+    (activations.get("sigmoid"), "sigmoid"),
+    (activations.get("tanh"), "tanh"),
+    (activations.softmax, "softmax"),
+]

@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, Callable
 
-from .._gradtape import Tensor, _is_tracing, cast, clip_by_norm, sqrt, convert_to_tensor, stop_gradient, zeros
+from .._gradtape import Tensor, _is_tracing, cast, clip_by_norm, constant, sqrt, convert_to_tensor, stop_gradient, zeros
 from .._gradtape import Variable as _NativeVariable
+from .._gradtape import _optimizer_slots, _optimizer_update
 from .._indexed_slices import IndexedSlices, _densify
 from .._variable import Variable
 
@@ -122,7 +123,7 @@ class Optimizer:
         else:
             step = int(self.iterations.numpy()) + 1
             lr = self._lr()
-        plan = []
+        plan: list[tuple[Any, ...]] = []
         for g, v in live:
             slots = self._slots.get(v._unique_id, {})
 
@@ -141,16 +142,27 @@ class Optimizer:
                 g = IndexedSlices(stop_gradient(g.values), g.indices, shape)
             else:
                 g = stop_gradient(g)
+            native = self._native(v, g)
+            if native is not None:
+                # One fused kernel of the crate (`gradtape::nn::optimizers`) for the
+                # whole step of this variable: weight decay, slots and the update.
+                wd = self.weight_decay if self.weight_decay and self._use_weight_decay(v) else None
+                plan.append((v, None, native, wd, None))
+                continue
             decay = None
             if self.weight_decay and self._use_weight_decay(v):
                 # Keras 3: `var -= var * weight_decay * lr` before the update.
-                decay = v.read_value() * cast(cast(lr, v.dtype) * self.weight_decay if isinstance(lr, Tensor)
-                                              else self.weight_decay * lr, v.dtype)
+                # In the variable's dtype, in Keras' order: (var * wd) * lr.
+                lr_d = cast(lr, v.dtype) if isinstance(lr, Tensor) else constant(lr, dtype=v.dtype)
+                decay = v.read_value() * constant(self.weight_decay, dtype=v.dtype) * lr_d
             # A schedule's tensor learning rate, in the variable's dtype (as Keras casts it).
             lr_v = cast(lr, v.dtype) if isinstance(lr, Tensor) and lr.dtype != v.dtype else lr
             plan.append((v, decay, *self._plan(v, g, lr_v, step, slot)))
         # Everything that can fail has run; apply.
         for v, decay, new_slots, method, value in plan:
+            if isinstance(new_slots, tuple):
+                self._apply_native(v, new_slots, method, lr, step)
+                continue
             if decay is not None:
                 v.assign_sub(decay)
             slots = self._slots.setdefault(v._unique_id, {}) if new_slots else {}
@@ -162,6 +174,42 @@ class Optimizer:
             getattr(v, method)(value)
         self.iterations.assign_add(1)
         return self.iterations
+
+    def _native_rule(self) -> tuple[str, list[float]] | None:
+        """The crate's update rule of this optimizer as ``(kind, hyperparameters)``
+        (``gradtape::nn::optimizers::Rule``), or ``None`` for one it does not run."""
+        return None
+
+    def _native(self, var: Any, grad: Any) -> tuple[str, list[float], Any, Any] | None:
+        """``(kind, hyperparameters, gradient, squared gradient or None)`` when the
+        crate's fused kernel runs this step of ``var`` (a float32/float64 variable, a
+        built-in rule whose ``_plan`` no subclass replaced), else ``None``."""
+        rule = self._native_rule()
+        if rule is None or var.dtype.name not in ("float32", "float64"):
+            return None
+        owner = next(c for c in type(self).__mro__ if "_plan" in c.__dict__)
+        if "_native_rule" not in owner.__dict__:
+            return None  # a subclass's own `_plan`
+        grads = self._native_grads(grad)
+        return None if grads is None else (*rule, *grads)
+
+    def _native_grads(self, grad: Any) -> tuple[Any, Any] | None:
+        """The gradient (and Adam's squared gradient) the kernel takes; ``None`` for a
+        sparse update that stays a scatter."""
+        if isinstance(grad, IndexedSlices):
+            return _densify(grad), None
+        return grad, None
+
+    def _apply_native(self, v: Any, native: tuple, wd: float | None, lr: Any, step: Any) -> None:
+        kind, params, grad, grad_squared = native
+        slots = self._slots.setdefault(v._unique_id, {})
+        names = [name for name, _ in _optimizer_slots(kind, params)]
+        for key in names:
+            if key not in slots:
+                slots[key] = Variable(
+                    self._slot_initial(key, v), trainable=False, name=f"{v.name.split(':')[0]}/{key}"
+                )
+        _optimizer_update(kind, params, v, grad, [slots[k] for k in names], lr, step, wd, grad_squared)
 
     def apply(self, grads: Iterable[Tensor | None], trainable_variables: Iterable[Any] | None = None) -> Variable:
         """Keras 3's form of ``apply_gradients``: the gradients and the variables as

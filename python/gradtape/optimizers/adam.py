@@ -6,7 +6,7 @@ from typing import Any, Callable
 
 import math
 
-from .._gradtape import Tensor, cast, maximum, pow, sqrt
+from .._gradtape import Tensor, cast, constant, maximum, pow, sqrt
 from .._indexed_slices import IndexedSlices, _densify
 from ._base import Optimizer
 
@@ -38,17 +38,32 @@ class Adam(Optimizer):
         self.beta_1, self.beta_2, self.epsilon = float(beta_1), float(beta_2), float(epsilon)
         self.amsgrad = bool(amsgrad)
 
+    def _native_rule(self) -> tuple[str, list[float]]:
+        return "adam", [self.beta_1, self.beta_2, self.epsilon, float(self.amsgrad)]
+
+    def _native_grads(self, grad: Any) -> tuple[Any, Any] | None:
+        if isinstance(grad, IndexedSlices):
+            # As `_plan`: the rows squared before they are summed.
+            sq = _densify(IndexedSlices(grad.values * grad.values, grad.indices, grad.dense_shape))
+            return _densify(grad), sq
+        return grad, None
+
     def _plan(self, var: Any, grad: Any, lr: Any, step: Any, slot: Any) -> tuple:
         b1, b2 = self.beta_1, self.beta_2
         m, v = slot("m"), slot("v")
-        if isinstance(step, Tensor):
-            # Traced: the same float64 arithmetic, on the step tensor, rounded to the
-            # variable's dtype where the Python float would be.
-            if isinstance(lr, Tensor):  # a schedule's value
-                lr = cast(lr, "float64")
-            alpha = cast(lr * sqrt(1.0 - pow(b2, step)) / (1.0 - pow(b1, step)), var.dtype)
+        if var.dtype.is_complex:
+            if isinstance(step, Tensor):
+                if isinstance(lr, Tensor):  # a schedule's value
+                    lr = cast(lr, "float64")
+                alpha = cast(lr * sqrt(1.0 - pow(b2, step)) / (1.0 - pow(b1, step)), var.dtype)
+            else:
+                alpha = lr * math.sqrt(1.0 - b2**step) / (1.0 - b1**step)
         else:
-            alpha = lr * math.sqrt(1.0 - b2**step) / (1.0 - b1**step)
+            # Keras 3: in the variable's dtype (the crate's kernel computes it so too).
+            d = var.dtype
+            t = cast(step, d) if isinstance(step, Tensor) else constant(float(step), dtype=d)
+            lr_d = cast(lr, d) if isinstance(lr, Tensor) else constant(lr, dtype=d)
+            alpha = lr_d * sqrt(1.0 - pow(constant(b2, dtype=d), t)) / (1.0 - pow(constant(b1, dtype=d), t))
         if isinstance(grad, IndexedSlices):
             # TF (Keras 3): a sparse gradient is squared row by row before its rows are
             # added up (a row gathered twice adds two squares to v), then densified.

@@ -33,6 +33,9 @@ class RMSprop(Optimizer):
         self.rho, self.momentum, self.epsilon = float(rho), float(momentum), float(epsilon)
         self.centered = bool(centered)
 
+    def _native_rule(self) -> tuple[str, list[float]]:
+        return "rmsprop", [self.rho, self.momentum, self.epsilon, float(self.centered)]
+
     def _plan(self, var: Any, grad: Any, lr: Any, step: Any, slot: Any) -> tuple:
         rho = self.rho
         velocity = slot("velocity") * rho + grad * grad * (1 - rho)
@@ -75,6 +78,9 @@ class Adagrad(Optimizer):
             raise ValueError(f"`initial_accumulator_value` must be non-negative, got {initial_accumulator_value}")
         self.initial_accumulator_value = float(initial_accumulator_value)
         self.epsilon = float(epsilon)
+
+    def _native_rule(self) -> tuple[str, list[float]]:
+        return "adagrad", [self.initial_accumulator_value, self.epsilon]
 
     def _plan(self, var: Any, grad: Any, lr: Any, step: Any, slot: Any) -> tuple:
         acc = slot("accumulator") + grad * grad

@@ -35,6 +35,14 @@ class SGD(Optimizer):
         self.momentum = float(momentum)
         self.nesterov = bool(nesterov)
 
+    def _native_rule(self) -> tuple[str, list[float]]:
+        return "sgd", [self.momentum, float(self.nesterov)]
+
+    def _native_grads(self, grad: Any) -> tuple[Any, Any] | None:
+        if isinstance(grad, IndexedSlices) and self.momentum == 0.0:
+            return None  # stays a scatter of the scaled rows (as TF)
+        return super()._native_grads(grad)
+
     def _plan(self, var: Any, grad: Any, lr: Any, step: Any, slot: Any) -> tuple:
         if isinstance(grad, IndexedSlices):
             # TF (Keras): a sparse gradient's rows scaled and scatter-subtracted without
