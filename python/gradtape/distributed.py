@@ -113,6 +113,7 @@ class _State:
     MPI: Any = None
     comm: Any = None
     local: Any = None
+    trace_comm: Any = None
     f16_sum: Any = None
     hooks_installed = False
     # Departures (see _Departures): the control communicator's watch, or None.
@@ -153,6 +154,7 @@ def init(comm: Any = None, abort_on_error: bool = True) -> None:
     base = MPI.COMM_WORLD if comm is None else comm
     _state.comm = base.Dup()
     _state.local = _state.comm.Split_type(MPI.COMM_TYPE_SHARED, key=_state.comm.Get_rank())
+    _state.trace_comm = base.Dup()
     if abort_on_error and not _state.hooks_installed:
         _install_abort_hooks()
     if abort_on_error and _state.comm.Get_size() > 1:
@@ -171,10 +173,10 @@ def shutdown() -> None:
     if _state.departures is not None:
         _state.departures.leave()
         _state.departures = None
-    for c in (_state.local, _state.comm):
+    for c in (_state.local, _state.trace_comm, _state.comm):
         if c is not None:
             c.Free()
-    _state.comm = _state.local = None
+    _state.comm = _state.local = _state.trace_comm = None
 
 
 def _where() -> str:
@@ -518,8 +520,8 @@ def allgather(tensor: Any, name: Any = None) -> Any:
     """The ranks' tensors concatenated along the first axis, in rank order (they may
     differ in that axis only). Horovod: ``hvd.allgather``. Differentiable (Horovod's
     rule): the gradient is this rank's rows of the upstream gradient averaged over the
-    ranks. In a ``gt.function``, a graph node that communicates on every call (while
-    tracing, its placeholder assumes every rank has this rank's number of rows)."""
+    ranks. In a ``gt.function``, a graph node that communicates on every call; tracing
+    it exchanges the ranks' numbers of rows (every rank traces it at the same call)."""
     del name
     t = _tensor(tensor)
     shape = tuple(t.shape)
@@ -548,12 +550,19 @@ def allgather(tensor: Any, name: Any = None) -> Any:
         start = sum(firsts[:me])
         return _native.convert_to_tensor(np.array(np.asarray(avg)[start:start + firsts[me]]))
 
+    # While tracing, the placeholder needs every rank's rows: the ranks exchange them on
+    # a communicator kept for tracing (so the exchange never meets a call's collective).
+    traced: list[int] = [shape[0]] * n
+    if _native._is_tracing():
+        with _waiting("allgather (while tracing)"):
+            traced = [int(f) for f in _state.trace_comm.allgather(shape[0])]
+
     def placeholder(x: Any) -> Any:
-        return _native.concat([x] * n, 0)
+        return _native.convert_to_tensor(np.zeros((sum(traced), *shape[1:]), dtype=np.asarray(x).dtype))
 
     def grad_placeholder(dy: Any) -> Any:
-        k = int(dy.shape[0]) // n
-        return _native.convert_to_tensor(np.array(np.asarray(dy)[:k]))
+        start = sum(traced[: rank()])
+        return _native.convert_to_tensor(np.array(np.asarray(dy)[start:start + traced[rank()]]))
 
     return _differentiable(t, gather, grad, placeholder, grad_placeholder)
 

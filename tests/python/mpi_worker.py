@@ -342,7 +342,7 @@ def collective_gradients_eager_and_traced():
             x = gt.constant(x0 + k)
             # allreduce: the gradient of sum_r <w_r, avg(x)> is avg(w) on every rank
             # (each rank's gradient is the allreduce of the upstream gradients).
-            g = _grads_of(lambda x: gt.reduce_sum(dist.allreduce(x) * w[r] * (k + 1)), x, traced)
+            g = _grads_of(lambda x, k=k: gt.reduce_sum(dist.allreduce(x) * w[r] * (k + 1)), x, traced)
             np.testing.assert_allclose(g.numpy(), w.mean(0) * (k + 1), rtol=1e-12)
             g = _grads_of(lambda x: gt.reduce_sum(dist.allreduce(x, op=dist.Sum) * w[r]), x, traced)
             np.testing.assert_allclose(g.numpy(), w.sum(0), rtol=1e-12)
@@ -350,14 +350,30 @@ def collective_gradients_eager_and_traced():
             # upstream gradient.
             xs = gt.constant(np.arange(2.0 * (r + 1)).reshape(r + 1, 2) + k)
             up = np.arange(6.0).reshape(3, 2) * (r + 1)  # rank r's upstream gradient
-            g = _grads_of(lambda x: gt.reduce_sum(dist.allgather(x) * up), xs, traced)
+            g = _grads_of(lambda x, up=up: gt.reduce_sum(dist.allgather(x) * up), xs, traced)
             rows = slice(0, 1) if r == 0 else slice(1, 3)
-            np.testing.assert_allclose(g.numpy(), (up * 1.5)[rows], rtol=1e-12)
+            np.testing.assert_allclose(g.numpy(), (np.arange(6.0).reshape(3, 2) * 1.5)[rows], rtol=1e-12)
             # broadcast from rank 1: the averaged upstream gradient on the root, zeros
             # elsewhere.
             g = _grads_of(lambda x: gt.reduce_sum(dist.broadcast(x, root_rank=1) * w[r]), x, traced)
             np.testing.assert_allclose(g.numpy(), w.mean(0) if r == 1 else np.zeros(3), rtol=1e-12)
     assert n == 2
+
+
+def _training_step(mode, params, opt):
+    def step(xb, yb, first):
+        with gt.GradientTape() as tape:
+            loss = loss_of(params, xb, yb)
+        if mode == "traced_optimizer":
+            grads = tape.gradient(loss, params)  # the DistributedOptimizer reduces them
+        else:
+            grads = dist.DistributedGradientTape(tape, bucket_bytes=200).gradient(loss, params)
+        opt.apply_gradients(zip(grads, params))
+        if first:
+            dist.broadcast_variables(params, root_rank=0)
+        return grads
+
+    return step
 
 
 @check
@@ -370,19 +386,7 @@ def traced_training_step_matches_eager():
         if mode == "traced_optimizer":
             opt = dist.DistributedOptimizer(opt, bucket_bytes=100)
         grads_seen = []
-
-        def step(xb, yb, first):
-            with gt.GradientTape() as tape:
-                loss = loss_of(params, xb, yb)
-            if mode == "traced_optimizer":
-                grads = tape.gradient(loss, params)
-            else:
-                grads = dist.DistributedGradientTape(tape, bucket_bytes=200).gradient(loss, params)
-            opt.apply_gradients(zip(grads, params))
-            if first:
-                dist.broadcast_variables(params, root_rank=0)
-            return grads
-
+        step = _training_step(mode, params, opt)
         run = step if mode == "eager" else gt.function(step)
         for k in range(4):
             xb, yb = shard(x[k * 4:(k + 1) * 4]), shard(y[k * 4:(k + 1) * 4])
