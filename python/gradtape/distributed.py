@@ -145,8 +145,10 @@ def init(comm: Any = None, abort_on_error: bool = True) -> None:
 
     With ``abort_on_error`` (the default), an exception no code catches, on any thread
     of any rank, prints that rank's traceback and calls ``MPI_Abort``: every rank exits
-    non-zero at once instead of waiting forever for the failed one in a collective.
-    Calling ``init`` again is a no-op.
+    non-zero at once instead of waiting forever for the failed one in a collective. A
+    rank that exits (``sys.exit``, ``SystemExit``, the end of the script) tells the
+    others and waits for their word; one that is waiting for it in a collective, or
+    starts one afterwards, aborts the job. Calling ``init`` again is a no-op.
     """
     MPI = _mpi()
     if _state.comm is not None:
