@@ -322,6 +322,25 @@ def collectives_in_a_gt_function():
     assert bl.numpy().tolist() == [False, True, True, True]
 
 
+@check
+def ranks_may_retrace_independently():
+    # Tracing communicates nothing (allreduce, broadcast): rank 1 retraces at its second
+    # call (another Python argument), rank 0 does not; their graphs still meet.
+    r = dist.rank()
+    traces = []
+
+    @gt.function
+    def f(x, scale):
+        traces.append(scale)
+        return dist.broadcast(dist.allreduce(x * scale, op=dist.Sum), root_rank=0)
+
+    first = f(gt.constant([1.0, 2.0]), 1.0)
+    second = f(gt.constant([1.0, 2.0]), 1.0 if r == 0 else 3.0)
+    assert traces == ([1.0] if r == 0 else [1.0, 3.0]), traces
+    np.testing.assert_array_equal(first.numpy(), [2.0, 4.0])
+    np.testing.assert_array_equal(second.numpy(), [4.0, 8.0])
+
+
 def _grads_of(fn, x, traced):
     def step(x):
         with gt.GradientTape() as tape:
