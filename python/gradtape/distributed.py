@@ -48,12 +48,13 @@ others' word before MPI finishes, so the job exits 0.
 
 Inside a ``gt.function`` the collectives are graph nodes that run the MPI call on every
 call of the graph (not while tracing: tracing gives placeholders of the right shape, so
-ranks may retrace independently), with Horovod's gradients: ``allreduce``'s is the
-allreduce of the upstream gradient, ``allgather``'s this rank's slice of the averaged
-upstream gradient, ``broadcast``'s the averaged upstream gradient on the root (zeros
-elsewhere). ``DistributedGradientTape.gradient``, ``DistributedOptimizer`` and
-``broadcast_variables`` work in a traced training step too; there the gradients are
-reduced once the backward pass has finished (the overlap is eager only).
+ranks may retrace independently; only ``allgather`` exchanges its row counts then),
+with Horovod's gradients: ``allreduce``'s is the allreduce of the upstream gradient,
+``allgather``'s this rank's slice of the averaged upstream gradient, ``broadcast``'s
+the averaged upstream gradient on the root (zeros elsewhere). ``DistributedGradientTape.gradient``,
+``DistributedOptimizer`` and ``broadcast_variables`` work in a traced training step
+too; there the gradients are reduced once the backward pass has finished (the overlap
+is eager only).
 """
 
 from __future__ import annotations
@@ -396,6 +397,8 @@ def _differentiable(x: Any, forward: Callable[[Any], Any], backward: Callable[[A
             return _node(lambda ts: [forward(ts[0])], [t], lambda ts: [placeholder(ts[0])])[0]
         return forward(t)
 
+    if isinstance(x, _native.Variable):
+        x = _native.identity(x)  # a read the tape sees (and a tensor for the node)
     if not (x.dtype.is_floating or x.dtype.is_complex):
         return run(x)
 
@@ -412,8 +415,6 @@ def _differentiable(x: Any, forward: Callable[[Any], Any], backward: Callable[[A
 
         return run(t), grad
 
-    if isinstance(x, _native.Variable):
-        x = _native.identity(x)  # a read the tape sees
     return f(x)
 
 

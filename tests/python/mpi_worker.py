@@ -320,6 +320,10 @@ def collectives_in_a_gt_function():
     i, bl = h(gt.constant([7, 8], dtype=gt.int32) + r)
     assert i.dtype == gt.int32 and i.numpy().tolist() == [15, 17]
     assert bl.numpy().tolist() == [False, True, True, True]
+    # Variables (an int one too) as the collectives' arguments.
+    fv, iv = gt.Variable([1.0, 3.0]), gt.Variable([2, 4 + r])
+    vs = gt.function(lambda: (dist.allreduce(fv), dist.allreduce(iv, op=dist.Sum), dist.broadcast(iv, root_rank=1)))()
+    assert [v.numpy().tolist() for v in vs] == [[1.0, 3.0], [4, 9], [2, 5]]
 
 
 @check
@@ -376,6 +380,16 @@ def collective_gradients_eager_and_traced():
             # elsewhere.
             g = _grads_of(lambda x: gt.reduce_sum(dist.broadcast(x, root_rank=1) * w[r]), x, traced)
             np.testing.assert_allclose(g.numpy(), w.mean(0) if r == 1 else np.zeros(3), rtol=1e-12)
+        # Through a variable (the tape watches its read).
+        v = gt.Variable(x0)
+
+        def var_grad(v=v):
+            with gt.GradientTape() as tape:
+                y = gt.reduce_sum(dist.allreduce(v) * w[r])
+            return tape.gradient(y, v)
+
+        g = (gt.function(var_grad) if traced else var_grad)()
+        np.testing.assert_allclose(g.numpy(), w.mean(0), rtol=1e-12)
     assert n == 2
 
 
