@@ -18,8 +18,8 @@ It launches its own processes (``mpiexec`` beside this Python: the ``mpich`` whe
     of their throughputs (goal ≥ 0.8). Also the fp16-compressed allreduce.
 
 Each figure is the median of repeated timings; on a shared machine, run it when idle.
-The last two rows of its table are the issue's two goals. It takes about a minute with
-a release build on an idle 2-core machine (``--quick``: seconds).
+The last two rows of its table are the issue's two goals. A full run takes under a
+minute (28 s on the 2-core machine under load, debug build; ``--quick``: under 10 s).
 """
 
 import argparse
