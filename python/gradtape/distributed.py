@@ -42,8 +42,8 @@ would hang or mix up buffers). After ``init()`` an uncaught exception on any ran
 its traceback and aborts every rank (``MPI_Abort``), so a failing rank never leaves the
 others waiting in a collective. A rank that leaves otherwise (``sys.exit(n)``, a
 ``SystemExit``, the end of its script) tells the others at exit; a rank that is waiting
-for it in a collective, or starts one later, aborts the job (every rank exits non-zero)
-instead of waiting forever. At a normal end every rank leaves and each waits for the
+for it in a collective, or starts one later, aborts the job after a grace of two seconds
+(every rank exits non-zero) instead of waiting forever. At a normal end every rank leaves and each waits for the
 others' word before MPI finishes, so the job exits 0.
 
 Inside a ``gt.function`` the collectives are graph nodes that run the MPI call on every
@@ -122,6 +122,7 @@ class _State:
     # The collective this process is waiting in (its name), for the watchdog.
     waiting_in: Any = None
     waiting_depth = 0
+    waiting_seq = 0  # counts the collectives entered
 
 
 _state = _State()
@@ -149,7 +150,7 @@ def init(comm: Any = None, abort_on_error: bool = True) -> None:
     non-zero at once instead of waiting forever for the failed one in a collective. A
     rank that exits (``sys.exit``, ``SystemExit``, the end of the script) tells the
     others and waits for their word; one that is waiting for it in a collective, or
-    starts one afterwards, aborts the job. Calling ``init`` again is a no-op.
+    starts one afterwards, aborts the job (after two seconds' grace). Calling ``init`` again is a no-op.
     """
     MPI = _mpi()
     if _state.comm is not None:
@@ -226,11 +227,14 @@ class _Departures:
     of its own (``ctl``) and waits for theirs. A watchdog thread receives the words
     while the process runs: a word from a rank this process is waiting for in a
     collective (or starts one with later) means the collective can never finish, so the
-    job is aborted. Without MPI_THREAD_MULTIPLE there is no watchdog; the words are
-    then looked at as each collective starts."""
+    job is aborted. The watchdog gives the collective ``GRACE_S`` first: a rank may
+    leave right after its part of a collective whose other parts are still finishing
+    (a broadcast's root sends and returns before the others have received). Without
+    MPI_THREAD_MULTIPLE there is no watchdog (and no such abort)."""
 
     TAG = 0x6774  # "gt"
     POLL_S = 0.05
+    GRACE_S = 2.0
 
     def __init__(self, ctl: Any) -> None:
         MPI = _mpi()
@@ -262,9 +266,19 @@ class _Departures:
             return list(self.gone)
 
     def _watch(self) -> None:
+        suspect: tuple[int, float] | None = None  # (collective, since when it waits for a rank gone)
         while not self.stop.wait(self.POLL_S):
-            if self.poll() and _state.waiting_in is not None:
-                self.abort_waiting(_state.waiting_in)
+            if not self.poll():
+                continue
+            what, seq = _state.waiting_in, _state.waiting_seq
+            if what is None:
+                suspect = None
+                continue
+            now = time.monotonic()
+            if suspect is None or suspect[0] != seq:
+                suspect = (seq, now)
+            elif now - suspect[1] >= self.GRACE_S:
+                self.abort_waiting(what)
 
     def abort_waiting(self, what: str) -> None:
         who = ", ".join(str(r) for r in self.gone)
@@ -294,19 +308,14 @@ class _Departures:
 
 @contextlib.contextmanager
 def _waiting(what: str) -> Iterator[None]:
-    """Marks the block as waiting for every rank in a collective (the watchdog aborts
-    the job if a rank leaves meanwhile); raises at once if one has left already."""
+    """Marks the block as waiting for every rank in a collective: the watchdog aborts
+    the job if it still waits after a rank has left."""
     outermost = _state.waiting_depth == 0
     _state.waiting_depth += 1
     if outermost:
+        _state.waiting_seq += 1
         _state.waiting_in = what
     try:
-        d = _state.departures
-        if outermost and d is not None and d.poll():
-            gone = ", ".join(str(r) for r in d.gone)
-            raise RuntimeError(
-                f"gt.distributed.{what}: rank {gone} has left (exited); a collective needs every rank"
-            )
         yield
     finally:
         _state.waiting_depth -= 1
