@@ -7,7 +7,8 @@ raises while rank 0 waits in a collective (the abort-on-error path). ``exit``: r
 dies (``os._exit(3)``, as a crash would) while rank 0 waits. ``sysexit`` /
 ``systemexit`` / ``exit0``: rank 1 leaves with ``sys.exit(3)``, ``raise SystemExit(4)``,
 ``sys.exit(0)`` in the middle of training while rank 0 waits in the next reduction;
-``exit-before``: rank 0 is in the reduction before rank 1 leaves. ``clean``: both ranks
+``exit-before`` / ``exit-traced``: rank 0 is in the reduction (eager / a traced step's
+graph node) before rank 1 leaves. ``clean``: both ranks
 train and ``sys.exit(0)`` at the end.
 """
 
@@ -508,21 +509,27 @@ def main():
             os._exit(3)
         dist.allreduce(gt.constant(1.0))
         time.sleep(60)
-    elif mode in ("sysexit", "systemexit", "exit0", "exit-before"):
+    elif mode in ("sysexit", "systemexit", "exit0", "exit-before", "exit-traced"):
         # Rank 1 leaves mid-training while rank 0 goes on to (or waits in) a collective.
         params = mlp(0)
         x, y = data()
+
+        def train_step(xb, yb):
+            with gt.GradientTape() as tape:
+                loss = loss_of(params, xb, yb)
+            return dist.DistributedGradientTape(tape).gradient(loss, params)
+
+        if mode == "exit-traced":
+            train_step = gt.function(train_step)
         for step in range(3):
             if dist.rank() == 1 and step == 2:
-                if mode == "exit-before":
+                if mode in ("exit-before", "exit-traced"):
                     time.sleep(2)
                 say("rank 1: leaving")
                 if mode == "systemexit":
                     raise SystemExit(4)
                 sys.exit(0 if mode == "exit0" else 3)
-            with gt.GradientTape() as tape:
-                loss = loss_of(params, shard(x), shard(y))
-            dist.DistributedGradientTape(tape).gradient(loss, params)
+            train_step(gt.constant(shard(x)), gt.constant(shard(y)))
         say("rank 0: step 2 reduced (it should not have)")
         time.sleep(60)
     elif mode == "clean":

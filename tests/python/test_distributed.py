@@ -94,10 +94,10 @@ def test_a_rank_that_dies_stops_every_rank():
     assert took < 60, took
 
 
-@pytest.mark.parametrize("mode, code", [("sysexit", 3), ("systemexit", 4), ("exit0", 0), ("exit-before", 3)])
-def test_a_rank_that_exits_mid_training_stops_every_rank(mode, code):
-    # sys.exit(n) / SystemExit on rank 1 while rank 0 is about to wait (or, exit-before,
-    # already waits) for it in the next gradient reduction: every rank exits non-zero,
+@pytest.mark.parametrize("mode", ["sysexit", "systemexit", "exit0", "exit-before", "exit-traced"])
+def test_a_rank_that_exits_mid_training_stops_every_rank(mode):
+    # sys.exit(n) / SystemExit on rank 1 while rank 0 is about to wait (or, exit-before
+    # and exit-traced, already waits) for it in the next gradient reduction: every rank exits non-zero,
     # within a bounded time, instead of rank 0 waiting forever (and rank 1 in
     # MPI_Finalize for it).
     p, took = launch(mode)
