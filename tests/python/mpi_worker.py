@@ -391,6 +391,15 @@ def collective_gradients_eager_and_traced():
 
         g = (gt.function(var_grad) if traced else var_grad)()
         np.testing.assert_allclose(g.numpy(), w.mean(0), rtol=1e-12)
+    # A traced call differentiated by a tape outside it.
+    f = gt.function(lambda x: dist.allreduce(x) * (r + 1.0))
+    for k in range(2):
+        x = gt.constant([1.0, 2.0]) + k
+        with gt.GradientTape() as tape:
+            tape.watch(x)
+            y = gt.reduce_sum(f(x))
+        assert float(y) == (3.0 + 2 * k) * (r + 1)
+        np.testing.assert_allclose(tape.gradient(y, x).numpy(), [1.5, 1.5], rtol=1e-12)
     assert n == 2
 
 
