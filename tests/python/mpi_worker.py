@@ -4,7 +4,12 @@
 line per check, ``rank R: ok NAME`` or ``rank R: FAIL NAME: error`` (a failing check
 does not stop the others: each check leaves the ranks in step). ``raise``: rank 1
 raises while rank 0 waits in a collective (the abort-on-error path). ``exit``: rank 1
-dies (``os._exit(3)``, as a crash would) while rank 0 waits.
+dies (``os._exit(3)``, as a crash would) while rank 0 waits. ``sysexit`` /
+``systemexit`` / ``exit0``: rank 1 leaves with ``sys.exit(3)``, ``raise SystemExit(4)``,
+``sys.exit(0)`` in the middle of training while rank 0 waits in the next reduction;
+``exit-before`` / ``exit-traced``: rank 0 is in the reduction (eager / a traced step's
+graph node) before rank 1 leaves. ``clean``: both ranks
+train and ``sys.exit(0)`` at the end.
 """
 
 from __future__ import annotations
@@ -293,30 +298,189 @@ def bad_arguments():
 
 
 @check
-def not_in_a_gt_function():
-    v = gt.Variable(1.0)
+def collectives_in_a_gt_function():
+    r = dist.rank()
+    calls = []
 
     @gt.function
-    def step():
+    def f(x):
+        calls.append(1)  # Python runs at the trace only
+        return (dist.allreduce(x, op=dist.Sum), dist.allreduce(x), dist.allgather(x[: r + 1]),
+                dist.broadcast(x, root_rank=1))
+
+    for k in range(3):  # the graph communicates on every call, with that call's values
+        x = gt.constant([1.0, 2.0]) * (r + 1) + k
+        s, a, g, b = f(x)
+        np.testing.assert_array_equal(s.numpy(), [3.0 + 2 * k, 6.0 + 2 * k])
+        np.testing.assert_array_equal(a.numpy(), [1.5 + k, 3.0 + k])
+        np.testing.assert_array_equal(g.numpy(), [1.0 + k, 2.0 + k, 4.0 + k])
+        np.testing.assert_array_equal(b.numpy(), [2.0 + k, 4.0 + k])
+    assert len(calls) == 1
+    # Integers and a bool gather as graph nodes too.
+    h = gt.function(lambda x: (dist.allreduce(x, op=dist.Sum), dist.allgather(x > 7)))
+    i, bl = h(gt.constant([7, 8], dtype=gt.int32) + r)
+    assert i.dtype == gt.int32 and i.numpy().tolist() == [15, 17]
+    assert bl.numpy().tolist() == [False, True, True, True]
+    # Variables (an int one too) as the collectives' arguments.
+    fv, iv = gt.Variable([1.0, 3.0]), gt.Variable([2, 4 + r])
+    vs = gt.function(lambda: (dist.allreduce(fv), dist.allreduce(iv, op=dist.Sum), dist.broadcast(iv, root_rank=1)))()
+    assert [v.numpy().tolist() for v in vs] == [[1.0, 3.0], [4, 9], [2, 5]]
+
+
+@check
+def ranks_may_retrace_independently():
+    # Tracing communicates nothing (allreduce, broadcast): rank 1 retraces at its second
+    # call (another Python argument), rank 0 does not; their graphs still meet.
+    r = dist.rank()
+    traces = []
+
+    @gt.function
+    def f(x, scale):
+        traces.append(scale)
+        return dist.broadcast(dist.allreduce(x * scale, op=dist.Sum), root_rank=0)
+
+    first = f(gt.constant([1.0, 2.0]), 1.0)
+    second = f(gt.constant([1.0, 2.0]), 1.0 if r == 0 else 3.0)
+    assert traces == ([1.0] if r == 0 else [1.0, 3.0]), traces
+    np.testing.assert_array_equal(first.numpy(), [2.0, 4.0])
+    np.testing.assert_array_equal(second.numpy(), [4.0, 8.0])
+
+
+def _grads_of(fn, x, traced):
+    def step(x):
         with gt.GradientTape() as tape:
-            loss = v * v
-        return dist.DistributedGradientTape(tape).gradient(loss, v)
+            tape.watch(x)
+            y = fn(x)
+        return tape.gradient(y, x)
+
+    return (gt.function(step) if traced else step)(x)
+
+
+@check
+def collective_gradients_eager_and_traced():
+    r, n = dist.rank(), dist.size()
+    x0 = np.array([1.0, -2.0, 0.5]) * (r + 1)
+    w = np.array([[1.0, 2.0, 3.0], [-1.0, 0.5, 2.0]])  # row r weighs rank r's loss
+    for traced in (False, True):
+        for k in range(2):
+            x = gt.constant(x0 + k)
+            # allreduce: the gradient of sum_r <w_r, avg(x)> is avg(w) on every rank
+            # (each rank's gradient is the allreduce of the upstream gradients).
+            g = _grads_of(lambda x, k=k: gt.reduce_sum(dist.allreduce(x) * w[r] * (k + 1)), x, traced)
+            np.testing.assert_allclose(g.numpy(), w.mean(0) * (k + 1), rtol=1e-12)
+            g = _grads_of(lambda x: gt.reduce_sum(dist.allreduce(x, op=dist.Sum) * w[r]), x, traced)
+            np.testing.assert_allclose(g.numpy(), w.sum(0), rtol=1e-12)
+            # allgather (rank r gives r + 1 rows): this rank's rows of the averaged
+            # upstream gradient.
+            xs = gt.constant(np.arange(2.0 * (r + 1)).reshape(r + 1, 2) + k)
+            up = np.arange(6.0).reshape(3, 2) * (r + 1)  # rank r's upstream gradient
+            g = _grads_of(lambda x, up=up: gt.reduce_sum(dist.allgather(x) * up), xs, traced)
+            rows = slice(0, 1) if r == 0 else slice(1, 3)
+            np.testing.assert_allclose(g.numpy(), (np.arange(6.0).reshape(3, 2) * 1.5)[rows], rtol=1e-12)
+            # broadcast from rank 1: the averaged upstream gradient on the root, zeros
+            # elsewhere.
+            g = _grads_of(lambda x: gt.reduce_sum(dist.broadcast(x, root_rank=1) * w[r]), x, traced)
+            np.testing.assert_allclose(g.numpy(), w.mean(0) if r == 1 else np.zeros(3), rtol=1e-12)
+        # Through a variable (the tape watches its read).
+        v = gt.Variable(x0)
+
+        def var_grad(v=v):
+            with gt.GradientTape() as tape:
+                y = gt.reduce_sum(dist.allreduce(v) * w[r])
+            return tape.gradient(y, v)
+
+        g = (gt.function(var_grad) if traced else var_grad)()
+        np.testing.assert_allclose(g.numpy(), w.mean(0), rtol=1e-12)
+    # A traced call differentiated by a tape outside it.
+    f = gt.function(lambda x: dist.allreduce(x) * (r + 1.0))
+    for k in range(2):
+        x = gt.constant([1.0, 2.0]) + k
+        with gt.GradientTape() as tape:
+            tape.watch(x)
+            y = gt.reduce_sum(f(x))
+        assert float(y) == (3.0 + 2 * k) * (r + 1)
+        np.testing.assert_allclose(tape.gradient(y, x).numpy(), [1.5, 1.5], rtol=1e-12)
+    assert n == 2
+
+
+def _training_step(mode, params, opt):
+    def step(xb, yb, first):
+        with gt.GradientTape() as tape:
+            loss = loss_of(params, xb, yb)
+        if mode == "traced_optimizer":
+            grads = tape.gradient(loss, params)  # the DistributedOptimizer reduces them
+        else:
+            grads = dist.DistributedGradientTape(tape, bucket_bytes=200).gradient(loss, params)
+        opt.apply_gradients(zip(grads, params))
+        if first:
+            dist.broadcast_variables(params, root_rank=0)
+        return grads
+
+    return step
+
+
+@check
+def traced_training_step_matches_eager():
+    x, y = data(16)
+    results = {}
+    for mode in ("eager", "traced", "traced_optimizer"):
+        params = mlp(20 + dist.rank())  # different on each rank until broadcast
+        opt = gt.optimizers.SGD(0.1, momentum=0.9)
+        if mode == "traced_optimizer":
+            opt = dist.DistributedOptimizer(opt, bucket_bytes=100)
+        grads_seen = []
+        step = _training_step(mode, params, opt)
+        run = step if mode == "eager" else gt.function(step)
+        for k in range(4):
+            xb, yb = shard(x[k * 4:(k + 1) * 4]), shard(y[k * 4:(k + 1) * 4])
+            grads = run(gt.constant(xb), gt.constant(yb), k == 0)
+            grads_seen.append([g.numpy() for g in grads])
+        assert same_on_all_ranks(params), mode
+        results[mode] = ([p.numpy() for p in params], grads_seen)
+        if mode != "eager":
+            # The same averaged gradients and weights as the eager loop.
+            for a, b in zip(results[mode][0], results["eager"][0]):
+                np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-15)
+            if mode == "traced":
+                for ga, gb in zip(grads_seen, results["eager"][1]):
+                    for a, b in zip(ga, gb):
+                        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-15)
+
+
+@check
+def traced_gradient_matches_full_batch():
+    x, y = data()
+    params = mlp(0)
+
+    @gt.function
+    def grads_of(xb, yb):
+        with gt.GradientTape() as tape:
+            loss = loss_of(params, xb, yb)
+        return dist.DistributedGradientTape(tape, bucket_bytes=64).gradient(loss, params)
+
+    grads = grads_of(gt.constant(shard(x)), gt.constant(shard(y)))
+    with gt.GradientTape() as full:
+        loss_full = loss_of(params, x, y)
+    want = full.gradient(loss_full, params)
+    for g, w in zip(grads, want):
+        np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-12, atol=0)
+
+
+@check
+def traced_mismatch_is_a_clear_error():
+    r = dist.rank()
+
+    @gt.function
+    def f(x):
+        return dist.allreduce(x)
 
     try:
-        step()
-    except RuntimeError as e:
-        assert "outside gt.function" in str(e), e
+        f(gt.ones((2 + r,)))
+    except ValueError as e:
+        assert "ranks disagree" in str(e), e
     else:
-        raise AssertionError("no error inside gt.function")
-
-    @gt.function
-    def grads():
-        with gt.GradientTape() as tape:
-            loss = v * v
-        return tape.gradient(loss, v)
-
-    # The supported pattern: gradients from a gt.function, reduced outside it.
-    assert float(dist.allreduce(grads())) == 2.0
+        raise AssertionError("no error for mismatched shapes in a gt.function")
+    assert float(dist.allreduce(gt.constant(1.0), op=dist.Sum)) == 2.0
 
 
 def say(line):
@@ -354,6 +518,41 @@ def main():
             os._exit(3)
         dist.allreduce(gt.constant(1.0))
         time.sleep(60)
+    elif mode in ("sysexit", "systemexit", "exit0", "exit-before", "exit-traced"):
+        # Rank 1 leaves mid-training while rank 0 goes on to (or waits in) a collective.
+        params = mlp(0)
+        x, y = data()
+
+        def train_step(xb, yb):
+            with gt.GradientTape() as tape:
+                loss = loss_of(params, xb, yb)
+            return dist.DistributedGradientTape(tape).gradient(loss, params)
+
+        if mode == "exit-traced":
+            train_step = gt.function(train_step)
+        for step in range(3):
+            if dist.rank() == 1 and step == 2:
+                if mode in ("exit-before", "exit-traced"):
+                    time.sleep(2)
+                say("rank 1: leaving")
+                if mode == "systemexit":
+                    raise SystemExit(4)
+                sys.exit(0 if mode == "exit0" else 3)
+            train_step(gt.constant(shard(x)), gt.constant(shard(y)))
+        say("rank 0: step 2 reduced (it should not have)")
+        time.sleep(60)
+    elif mode == "clean":
+        # A normal end: every rank trains, then leaves with sys.exit(0).
+        params = mlp(0)
+        x, y = data()
+        for _ in range(3):
+            with gt.GradientTape() as tape:
+                loss = loss_of(params, shard(x), shard(y))
+            dist.DistributedGradientTape(tape).gradient(loss, params)
+        if dist.rank() == 1:
+            time.sleep(1)  # the other rank reaches its exit first and waits
+        say(f"rank {dist.rank()}: done")
+        sys.exit(0)
     else:
         raise SystemExit(f"unknown mode {mode}")
 

@@ -94,6 +94,30 @@ def test_a_rank_that_dies_stops_every_rank():
     assert took < 60, took
 
 
+@pytest.mark.parametrize("mode", ["sysexit", "systemexit", "exit0", "exit-before", "exit-traced"])
+def test_a_rank_that_exits_mid_training_stops_every_rank(mode):
+    # sys.exit(n) / SystemExit on rank 1 while rank 0 is about to wait (or, exit-before
+    # and exit-traced, already waits) for it in the next gradient reduction: every rank exits non-zero,
+    # within a bounded time, instead of rank 0 waiting forever (and rank 1 in
+    # MPI_Finalize for it).
+    p, took = launch(mode)
+    text = p.stdout + p.stderr
+    assert p.returncode != 0, text
+    assert "rank 1: leaving" in text, text
+    assert "step 2 reduced" not in text, text
+    # Rank 0 says why (its watchdog: a rank left while it waits).
+    assert "rank 1 left (exited) while rank 0 of 2 waits for it in DistributedGradientTape.gradient" in text, text
+    assert took < 60, took
+
+
+def test_every_rank_leaving_with_sys_exit_0_exits_cleanly():
+    p, took = launch("clean")
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "rank 0: done" in p.stdout and "rank 1: done" in p.stdout
+    assert "aborting" not in p.stderr, p.stderr
+    assert took < 60, took
+
+
 def test_without_mpi4py_the_import_error_names_the_extra(monkeypatch):
     import gradtape as gt
 
