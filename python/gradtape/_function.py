@@ -730,18 +730,42 @@ def _loop(cond, body, vars_):
             vars_ = tuple(new)
             c = cond(*vars_)
         return vars_
-    flat = _to_tensors(_nest.flatten(vars_), "while_loop's loop variables")
+    # A gt.TensorArray loop variable is carried as one tensor (its elements stacked).
+    from ._everyday import TensorArray
+
+    entry = _nest.flatten(vars_)
+    arrays = {k: v for k, v in enumerate(entry) if isinstance(v, TensorArray)}
+
+    def unpack(vs):
+        leaves = [arrays[k]._from_loop_tensor(v) if k in arrays else v for k, v in enumerate(vs)]
+        return _nest.pack_sequence_as(vars_, leaves)
+
+    def carried(flat_new, what):
+        out = []
+        for k, v in enumerate(flat_new):
+            if k in arrays:
+                if not isinstance(v, TensorArray):
+                    raise TypeError(
+                        f"{what}: loop variable {k} enters the loop as a TensorArray, got {type(v).__name__}"
+                    )
+                v = v._loop_tensor()
+            elif isinstance(v, TensorArray):
+                raise TypeError(f"{what}: loop variable {k} becomes a TensorArray but does not enter the loop as one")
+            out.append(v)
+        return _to_tensors(out, what)
+
+    flat = carried(entry, "while_loop's loop variables")
 
     def c(vs):
-        return _pred_tensor(_to_pred(cond(*_nest.pack_sequence_as(vars_, vs))))
+        return _pred_tensor(_to_pred(cond(*unpack(vs))))
 
     def b(vs):
-        new = body(*_nest.pack_sequence_as(vars_, vs))
+        new = body(*unpack(vs))
         _check_loop_structure(vars_, new)
-        return _to_tensors(_nest.flatten(new), "while_loop's body")
+        return carried(_nest.flatten(new), "while_loop's body")
 
     outs = _native._while_loop(c, b, flat)
-    return tuple(_nest.pack_sequence_as(vars_, outs))
+    return tuple(unpack(outs))
 
 
 def _check_loop_structure(before, after):
