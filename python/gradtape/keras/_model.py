@@ -199,6 +199,7 @@ class Model(Layer):
         self._gt_compiled: dict[str, Any] | None = None
         self.optimizer: Any = None
         self.stop_training = False
+        self.history: Any = None  # the History of the last fit
 
     # Variables of the layers in attributes (a subclassed model); Sequential and
     # the functional form list theirs from `layers`.
@@ -549,7 +550,7 @@ class Model(Layer):
             raise ValueError(f"The model has {len(ps)} outputs, `y` has {len(ys)} entries")
         sws = list(sample_weight) if multi and isinstance(sample_weight, (list, tuple)) else [sample_weight] * len(ps)
         total = None
-        parts = []
+        parts: list[Any] = []
         for (loss_fn, w, _, _), yt, yp, sw in zip(c["losses"], ys, ps, sws):
             if loss_fn is None:
                 parts.append(None)
@@ -804,20 +805,35 @@ class Model(Layer):
         return self._ordered(logs)
 
     def predict(
-        self, x: Any, batch_size: int | None = None, verbose: Any = "auto", steps: int | None = None, **kwargs: Any
+        self,
+        x: Any,
+        batch_size: int | None = None,
+        verbose: Any = "auto",
+        steps: int | None = None,
+        callbacks: Any = None,
+        **kwargs: Any,
     ) -> np.ndarray:
         """The model's outputs on ``x``, batch by batch, as one numpy array.
         TF equivalent: ``tf.keras.Model.predict``."""
+        from . import callbacks as _callbacks
+
         if kwargs:
             raise TypeError(f"predict() got an unexpected keyword argument {sorted(kwargs)[0]!r}")
         verbose = 1 if verbose == "auto" else int(verbose)
         data = _Data(x, None, batch_size, shuffle=False)
+        cbs = _callbacks.CallbackList(callbacks, model=self)
+        cbs.set_params({"verbose": verbose, "epochs": 1, "steps": data.steps(steps)})
         outs = []
         start = time.perf_counter()
         n = 0
+        cbs.on_predict_begin()
         for bx, _, _ in data.batches(steps):
-            outs.append(np.asarray(self(_tensor(bx), training=False).numpy()))
+            cbs.on_predict_batch_begin(n)
+            out = self(_tensor(bx), training=False)
+            outs.append(np.asarray(out.numpy()))
+            cbs.on_predict_batch_end(n, {"outputs": out})
             n += 1
+        cbs.on_predict_end()
         if verbose:
             print(_progress_line(n, time.perf_counter() - start, {}, verbose))
         if not outs:
