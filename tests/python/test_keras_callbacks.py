@@ -428,3 +428,25 @@ def test_history_reused_and_no_warnings():
         h1 = m.fit(X, Y, epochs=1, verbose=0)
         h2 = m.fit(X, Y, epochs=2, verbose=0)
     assert h1 is not h2 and h2.epoch == [0, 1] and len(h2.history["loss"]) == 2
+
+
+def test_test_and_predict_batch_hooks():
+    seen = []
+
+    class Hooks(keras.callbacks.Callback):
+        def on_test_batch_end(self, batch, logs=None):
+            seen.append(("test", batch, round(logs["loss"], 6)))
+
+        def on_predict_batch_end(self, batch, logs=None):
+            seen.append(("predict", batch, tuple(np.shape(logs["outputs"]))))
+
+        def on_predict_end(self, logs=None):
+            seen.append(("predict_end",))
+
+    m = _model()
+    m.evaluate(X, Y, batch_size=4, verbose=0, callbacks=[Hooks()])
+    m.predict(X, batch_size=4, verbose=0, callbacks=[Hooks()])
+    # The running mean of the loss after each test batch: the first four samples', then
+    # all six (Keras 3.15's loss on all six at these weights: 0.7420832514762878).
+    assert seen == [("test", 0, 0.800625), ("test", 1, round(0.7420832514762878, 6)),
+                    ("predict", 0, (4, 1)), ("predict", 1, (2, 1)), ("predict_end",)]

@@ -184,3 +184,24 @@ def test_errors_in_graph_loops():
 
     with pytest.raises(TypeError, match="TensorArray"):
         replaced(gt.constant(2))
+
+
+def test_guide_dynamic_rnn_with_a_python_step_function():
+    # The guide's `dynamic_rnn` verbatim (a static sequence length, a Python step).
+    def rnn_step(inp, state):
+        return inp + state
+
+    @gt.function
+    def dynamic_rnn(rnn_step, input_data, initial_state):
+        input_data = gt.transpose(input_data, [1, 0, 2])
+        max_seq_len = input_data.shape[0]
+        states = gt.TensorArray(gt.float32, size=max_seq_len)
+        state = initial_state
+        for i in gt.range(max_seq_len):
+            state = rnn_step(input_data[i], state)
+            states = states.write(i, state)
+        return gt.transpose(states.stack(), [1, 0, 2])
+
+    x = np.arange(24, dtype=np.float32).reshape(2, 3, 4) / 10
+    out = dynamic_rnn(rnn_step, gt.constant(x), gt.zeros([2, 4]))
+    np.testing.assert_allclose(out.numpy(), np.cumsum(x, axis=1), rtol=1e-6)

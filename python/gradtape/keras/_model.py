@@ -699,6 +699,7 @@ class Model(Layer):
         cbs.set_params({"verbose": verbose, "epochs": epochs, "steps": data.steps(steps_per_epoch)})
         self.stop_training = False
         train = None
+        batch_logs = cbs.wants_batch_logs("train")
         cbs.on_train_begin()
         logs: dict[str, float] = {}
         for epoch in range(initial_epoch, epochs):
@@ -717,7 +718,7 @@ class Model(Layer):
                     train(bx, by)
                 else:
                     train(bx, by, bw)
-                cbs.on_train_batch_end(steps, self._logs())
+                cbs.on_train_batch_end(steps, self._logs() if batch_logs else None)
                 steps += 1
                 if self.stop_training:
                     break
@@ -781,6 +782,7 @@ class Model(Layer):
             cbs = _callbacks.CallbackList(callbacks, model=self)
             cbs.set_params({"verbose": verbose, "epochs": 1, "steps": data.steps(steps)})
         self._reset_metrics()
+        batch_logs = cbs.wants_batch_logs("test")
         cbs.on_test_begin()
         start = time.perf_counter()
         n = 0
@@ -794,7 +796,7 @@ class Model(Layer):
                 test(bx, by)
             else:
                 test(bx, by, bw)
-            cbs.on_test_batch_end(n, self._logs())
+            cbs.on_test_batch_end(n, self._logs() if batch_logs else None)
             n += 1
         logs = self._logs()
         cbs.on_test_end(logs)

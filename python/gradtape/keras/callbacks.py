@@ -153,6 +153,16 @@ class CallbackList(Callback):
         for cb in self.callbacks:
             cb.set_params(params)
 
+    def wants_batch_logs(self, kind: str = "train") -> bool:
+        """Whether a callback has a batch-end hook of ``kind`` (``train`` / ``test``):
+        the running logs are computed for each batch only then."""
+        hooks = ("on_train_batch_end", "on_batch_end") if kind == "train" else (f"on_{kind}_batch_end",)
+        for cb in self.callbacks:
+            for h in hooks:
+                if h in cb.__dict__ or getattr(type(cb), h) is not getattr(Callback, h):
+                    return True
+        return False
+
     def set_model(self, model: Any) -> None:
         self._model = model
         if self._history is not None:
