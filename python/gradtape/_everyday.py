@@ -103,11 +103,13 @@ class TensorArray:
         # Graph form (`_buf` not None): the elements stacked in one tensor, and the
         # array's declared size (a Python int or an int32 tensor).
         self._buf: Tensor | None = None
+        self._n: Tensor | None = None  # graph form: rows written (the highest index + 1)
         self._size: Any = 0
         if isinstance(size, Tensor) and _native._is_symbolic(size):
             self._items: list[Tensor | None] = []
             self._size = cast(size, "int32")
             self._buf = self._empty_buffer()
+            self._n = convert_to_tensor(0, dtype="int32")
             return
         n = 0 if size is None else int(size)
         if n < 0:
@@ -128,26 +130,29 @@ class TensorArray:
             return
         n = len(self._items)
         self._size = n
+        self._n = convert_to_tensor(n, dtype="int32")
         if self._element_shape is None:
             self._buf = self._empty_buffer()  # nothing written: a [0] placeholder
         else:
             self._buf = stack(self._all()) if n else self._empty_buffer()
         self._items = []
 
-    def _loop_tensor(self) -> Tensor:
+    def _loop_tensors(self) -> list[Tensor]:
+        """What a graph loop or branch carries: the buffer and the rows written."""
         self._to_graph_form()
-        assert self._buf is not None
-        return self._buf
+        assert self._buf is not None and self._n is not None
+        return [self._buf, self._n]
 
-    def _from_loop_tensor(self, buf: Tensor) -> TensorArray:
-        """The array a graph loop's condition or body (or its result) sees, carried
-        as ``buf``; it shares this array's shape cell."""
+    def _from_loop_tensors(self, buf: Tensor, n: Tensor) -> TensorArray:
+        """The array a graph loop's condition or body (or its result, or a branch's)
+        sees, carried as ``buf`` and ``n``; it shares this array's shape cell."""
         out = TensorArray.__new__(TensorArray)
         out.dtype = self.dtype
         out._dynamic = self._dynamic
         out._items = []
         out._size = self._size
         out._buf = buf
+        out._n = n
         out._cell = self._shape_cell()
         out._element_shape = self._known_shape()
         return out
@@ -197,14 +202,16 @@ class TensorArray:
     def _graph_write(self, index: Tensor, v: Tensor) -> None:
         from . import equal, expand_dims, maximum, range as range_, reshape, shape, where
 
+        assert self._n is not None
         rows = self._rows()
         i = cast(index, "int32")
-        need = maximum(self._size_tensor(), i + 1) if self._dynamic else self._size_tensor()
-        rows = self._grown(rows, need)
+        self._n = maximum(self._n, i + 1) if self._dynamic else maximum(self._n, self._size_tensor())
+        rows = self._grown(rows, maximum(self._n, self._size_tensor()))
         mask = reshape(equal(range_(cast(shape(rows)[0], "int32")), i), [-1, *([1] * len(v.shape))])
+        # The size is the declared one or the rows written, whichever is larger: the
+        # buffer's rows carry it (not a tensor of this scope, which a loop body or a
+        # branch could not hand out).
         self._buf = where(mask, expand_dims(v, 0), rows)
-        if self._dynamic:
-            self._size = need
 
     # -- the eager (list) form -----------------------------------------------------
 
@@ -236,11 +243,27 @@ class TensorArray:
                 f"{known}"
             )
         if self._buf is not None:
-            self._graph_write(convert_to_tensor(index), v)
+            # Functional in graph form, as TF's graph TensorArray: a new array (the two
+            # branches of an `if` each write their own).
+            assert self._n is not None
+            out = self._from_loop_tensors(self._buf, self._n)
+            out._graph_write(convert_to_tensor(index), v)
+            return out
+        target = self._traced_copy()
+        i = target._check_index(index, writing=True)
+        target._items[i] = v
+        return target
+
+    def _traced_copy(self) -> TensorArray:
+        """In a trace, a list-form write makes a new array (as TF's graph arrays do:
+        the two branches of a ``gt.cond`` each write their own); eagerly it writes in
+        place, as TF's eager arrays do."""
+        if not _native._is_tracing():
             return self
-        i = self._check_index(index, writing=True)
-        self._items[i] = v
-        return self
+        out = TensorArray.__new__(TensorArray)
+        out.__dict__.update(self.__dict__)
+        out._items = list(self._items)
+        return out
 
     def read(self, index: Any, name: str | None = None) -> Tensor:
         if self._buf is None and isinstance(index, Tensor) and _native._is_symbolic(index):
@@ -250,7 +273,7 @@ class TensorArray:
         if self._buf is not None:
             if self._known_shape() is None:
                 raise _native_error(_UNWRITTEN)
-            rows = self._grown(self._rows(), self._size_tensor())
+            rows = self._grown(self._rows(), self.size())
             return gather(rows, cast(convert_to_tensor(index), "int32"))
         i = self._check_index(index, writing=False)
         item = self._items[i]
@@ -270,7 +293,7 @@ class TensorArray:
         if self._buf is not None:
             if self._known_shape() is None:
                 return self._buf
-            return self._grown(self._rows(), self._size_tensor())
+            return self._grown(self._rows(), self.size())
         items = self._all()
         if not items:
             from . import zeros
@@ -296,39 +319,37 @@ class TensorArray:
         if self._buf is not None or _native._is_symbolic(value):
             self._to_graph_form()
             self._set_shape(tuple(value.shape[1:]))
-            self._buf = value
-            from . import maximum, shape
+            from . import shape
 
-            n = cast(shape(value)[0], "int32")
-            fixed = not self._dynamic and not (isinstance(self._size, int) and self._size == 0)
-            self._size = self._size if fixed else maximum(self._size_tensor(), n)
-            return self
+            return self._from_loop_tensors(value, cast(shape(value)[0], "int32"))
         rows = unstack(value)
         if len(rows) > len(self._items) and not self._dynamic and self._items:
             raise ValueError(f"Could not unstack {len(rows)} rows into a TensorArray of size {len(self._items)}")
-        self._items = [*rows, *self._items[len(rows) :]]
+        out = self._traced_copy()
+        out._items = [*rows, *self._items[len(rows) :]]
         if rows:
-            self._element_shape = tuple(rows[0].shape)
-        return self
+            out._element_shape = tuple(rows[0].shape)
+        return out
 
     def scatter(self, indices: Any, value: Any, name: str | None = None) -> TensorArray:
         idx = convert_to_tensor(indices)
         rows = unstack(convert_to_tensor(value))
         if self._buf is not None or _native._is_symbolic(idx):
+            out = self
             for k, row in enumerate(rows):
-                self.write(idx[k], row)
-            return self
+                out = out.write(idx[k], row)
+            return out
+        out = self
         for i, row in zip([int(i) for i in idx.numpy().tolist()], rows):
-            self.write(i, row)
-        return self
+            out = out.write(i, row)
+        return out
 
     def size(self, name: str | None = None) -> Tensor:
         if self._buf is not None:
-            from . import maximum, shape
+            from . import maximum
 
-            if self._known_shape() is None:
-                return self._size_tensor()
-            return maximum(self._size_tensor(), cast(shape(self._rows())[0], "int32"))
+            assert self._n is not None
+            return maximum(self._size_tensor(), self._n)
         return convert_to_tensor(len(self._items), dtype="int32")
 
     @property
@@ -340,6 +361,7 @@ class TensorArray:
     def close(self, name: str | None = None) -> None:
         self._items = []
         self._buf = None
+        self._n = None
         self._size = 0
 
 

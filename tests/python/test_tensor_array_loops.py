@@ -205,3 +205,62 @@ def test_guide_dynamic_rnn_with_a_python_step_function():
     x = np.arange(24, dtype=np.float32).reshape(2, 3, 4) / 10
     out = dynamic_rnn(rnn_step, gt.constant(x), gt.zeros([2, 4]))
     np.testing.assert_allclose(out.numpy(), np.cumsum(x, axis=1), rtol=1e-6)
+
+
+def test_writes_under_an_if_in_a_graph_loop():
+    @gt.function
+    def positives(x):
+        ta = gt.TensorArray(gt.float32, size=0, dynamic_size=True)
+        for i in gt.range(gt.shape(x)[0]):
+            if x[i] > 0:  # a gt.cond: one branch writes, the other keeps the array
+                ta = ta.write(ta.size(), x[i])
+        return ta.stack()
+
+    assert positives(gt.constant([1.0, -2.0, 3.0, -1.0, 5.0])).numpy().tolist() == [1.0, 3.0, 5.0]
+    assert positives(gt.constant([-1.0, 2.0])).numpy().tolist() == [2.0]
+
+    @gt.function
+    def alternate(x):
+        ta = gt.TensorArray(gt.float32, size=gt.shape(x)[0])
+        for i in gt.range(gt.shape(x)[0]):
+            if i % 2 == 0:
+                ta = ta.write(i, x[i] * 10.0)
+            else:
+                ta = ta.write(i, -x[i])
+        return ta.stack()
+
+    x = gt.constant([1.0, 2.0, 3.0, 4.0])
+    with gt.GradientTape() as tape:
+        tape.watch(x)
+        y = gt.reduce_sum(alternate(x) * gt.constant([1.0, 2.0, 3.0, 4.0]))
+    assert float(y) == 10 - 4 + 90 - 16
+    assert tape.gradient(y, x).numpy().tolist() == [10.0, -2.0, 30.0, -4.0]
+
+
+def test_gt_cond_returning_arrays():
+    @gt.function
+    def f(flag, v):
+        ta = gt.TensorArray(gt.float32, size=2, element_shape=())
+        ta = gt.cond(flag, lambda: ta.write(0, v), lambda: ta.write(1, v * 2.0))
+        return ta.stack(), ta.size()
+
+    out, n = f(gt.constant(True), gt.constant(3.0))
+    assert out.numpy().tolist() == [3.0, 0.0] and int(n) == 2
+    out, n = f(gt.constant(False), gt.constant(3.0))
+    assert out.numpy().tolist() == [0.0, 6.0] and int(n) == 2
+
+    @gt.function
+    def mixed(flag):
+        ta = gt.TensorArray(gt.float32, size=1, element_shape=())
+        return gt.cond(flag, lambda: ta.write(0, 1.0), lambda: gt.constant([1.0]))
+
+    with pytest.raises(gt.errors.InvalidArgumentError, match="same structure"):
+        mixed(gt.constant(True))
+
+    @gt.function
+    def mixed2(flag):
+        ta = gt.TensorArray(gt.float32, size=1, element_shape=())
+        return gt.cond(flag, lambda: ta.write(0, 1.0), lambda: (gt.constant([1.0]), gt.constant(1)))
+
+    with pytest.raises(ValueError, match="same nested structure"):
+        mixed2(gt.constant(True))
