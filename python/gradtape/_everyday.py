@@ -100,8 +100,8 @@ class TensorArray:
         self.dtype = dtype
         self._dynamic = bool(dynamic_size)
         self._element_shape = None if element_shape is None else _static_shape(element_shape)
-        # Graph form (`_buf` not None): the elements stacked in one tensor, and the
-        # array's declared size (a Python int or an int32 tensor).
+        # Graph form (`_buf` not None): the elements stacked in one tensor; `_size` is
+        # the declared size (a Python int or an int32 tensor).
         self._buf: Tensor | None = None
         self._n: Tensor | None = None  # graph form: rows written (the highest index + 1)
         self._size: Any = 0
@@ -207,10 +207,10 @@ class TensorArray:
         i = cast(index, "int32")
         self._n = maximum(self._n, i + 1) if self._dynamic else maximum(self._n, self._size_tensor())
         rows = self._grown(rows, maximum(self._n, self._size_tensor()))
+        # The size is the declared one or the rows written, whichever is larger; `_n`
+        # travels with the buffer through loops and branches (a tensor of this scope
+        # could not leave them otherwise).
         mask = reshape(equal(range_(cast(shape(rows)[0], "int32")), i), [-1, *([1] * len(v.shape))])
-        # The size is the declared one or the rows written, whichever is larger: the
-        # buffer's rows carry it (not a tensor of this scope, which a loop body or a
-        # branch could not hand out).
         self._buf = where(mask, expand_dims(v, 0), rows)
 
     # -- the eager (list) form -----------------------------------------------------
