@@ -411,6 +411,10 @@ def test_multi_output_errors():
         mm.fit(X, {"a": Y}, verbose=0)
     with pytest.raises(ValueError, match="single output"):
         mm.fit(X, [Y, Y], class_weight={0: 1.0}, verbose=0)
+    with pytest.raises(ValueError, match="2 outputs"):
+        mm.fit(X, Y, verbose=0)
+    with pytest.raises(ValueError, match="2 outputs"):
+        mm.fit(X, [Y, Y, Y], verbose=0)
     with pytest.raises(TypeError, match="loss_weights"):
         mm.compile("sgd", loss="mse", loss_weights="x")
 

@@ -483,7 +483,7 @@ class Model(Layer):
             ]
             c["multi"] = multi
         if c["metrics"] is None:
-            ys = list(y) if c["multi"] else [y]
+            ys = _per_output_y(y, len(y_pred)) if c["multi"] else [y]
             ps = list(y_pred) if c["multi"] else [y_pred]
             names = [name for (_, _, name, _) in c["losses"]]
             out: list[Any] = []
@@ -544,10 +544,8 @@ class Model(Layer):
         if c["losses"] is None:
             self._resolve_metrics(y, y_pred)
         multi = c["multi"]
-        ys = list(y) if multi else [y]
+        ys = _per_output_y(y, len(y_pred)) if multi else [y]
         ps = list(y_pred) if multi else [y_pred]
-        if multi and len(ys) != len(ps):
-            raise ValueError(f"The model has {len(ps)} outputs, `y` has {len(ys)} entries")
         sws = list(sample_weight) if multi and isinstance(sample_weight, (list, tuple)) else [sample_weight] * len(ps)
         total = None
         parts: list[Any] = []
@@ -593,7 +591,7 @@ class Model(Layer):
         batch = x.shape[0] if not isinstance(x, (list, tuple)) else x[0].shape[0]
         self._loss_tracker.update_state(loss, sample_weight=float(batch))
         multi = c["multi"]
-        ys = list(y) if multi else [y]
+        ys = _per_output_y(y, len(y_pred)) if multi else [y]
         ps = list(y_pred) if multi else [y_pred]
         if parts is not None:
             # Each output's loss is averaged over batches with equal weights: Keras 3
@@ -859,6 +857,16 @@ class Model(Layer):
         if return_dict:
             return logs
         return self._ordered(logs)
+
+def _per_output_y(y: Any, n: int) -> list[Any]:
+    """The targets of a model with ``n`` outputs: a list or tuple of ``n``."""
+    if not isinstance(y, (list, tuple)) or len(y) != n:
+        got = f"{len(y)} entries" if isinstance(y, (list, tuple)) else "one array"
+        raise ValueError(
+            f"The model has {n} outputs: `y` must be a list of {n} arrays (or a dict by output name), got {got}"
+        )
+    return list(y)
+
 
 def _set_output_shape(layer: Layer, shape: Any) -> None:
     """Notes a layer's output shape for ``summary()``."""
