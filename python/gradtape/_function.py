@@ -641,19 +641,32 @@ def cond(pred, true_fn=None, false_fn=None, name=None):
         pred = pred.read_value()
     if not _native._is_symbolic(pred):
         return true_fn() if _truth(pred) else false_fn()
+    from ._everyday import TensorArray
+
     structure = {}
 
     def branch(fn, key):
         def run():
             out = fn()
             structure[key] = out
-            return _to_tensors(_nest.flatten(out), "cond's branches")
+            # A gt.TensorArray output is its elements stacked in one tensor.
+            flat = []
+            for v in _nest.flatten(out):
+                flat.extend(v._loop_tensors() if isinstance(v, TensorArray) else [v])
+            return _to_tensors(flat, "cond's branches")
 
         return run
 
     outs = _native._cond(_pred_tensor(pred), branch(true_fn, "t"), branch(false_fn, "f"))
     _same_structure(structure["t"], structure["f"], "true_fn", "false_fn")
-    return _nest.pack_sequence_as(structure["t"], outs)
+    t_flat, f_flat = _nest.flatten(structure["t"]), _nest.flatten(structure["f"])
+    leaves = []
+    it = iter(outs)
+    for a, b in zip(t_flat, f_flat):
+        if isinstance(a, TensorArray) != isinstance(b, TensorArray):
+            raise TypeError("true_fn and false_fn must both return a TensorArray where one does")
+        leaves.append(a._from_loop_tensors(next(it), next(it)) if isinstance(a, TensorArray) else next(it))
+    return _nest.pack_sequence_as(structure["t"], leaves)
 
 
 def _pred_tensor(pred):
@@ -758,18 +771,46 @@ def _loop(cond, body, vars_):
             vars_ = tuple(new)
             c = cond(*vars_)
         return vars_
-    flat = _to_tensors(_nest.flatten(vars_), "while_loop's loop variables")
+    # A gt.TensorArray loop variable is carried as one tensor (its elements stacked).
+    from ._everyday import TensorArray
+
+    entry = _nest.flatten(vars_)
+    arrays = {k: v for k, v in enumerate(entry) if isinstance(v, TensorArray)}
+
+    def unpack(vs):
+        it = iter(vs)
+        leaves = [
+            arrays[k]._from_loop_tensors(next(it), next(it)) if k in arrays else next(it) for k in range(len(entry))
+        ]
+        return _nest.pack_sequence_as(vars_, leaves)
+
+    def carried(flat_new, what):
+        out = []
+        for k, v in enumerate(flat_new):
+            if k in arrays:
+                if not isinstance(v, TensorArray):
+                    raise TypeError(
+                        f"{what}: loop variable {k} enters the loop as a TensorArray, got {type(v).__name__}"
+                    )
+                out.extend(v._loop_tensors())
+                continue
+            if isinstance(v, TensorArray):
+                raise TypeError(f"{what}: loop variable {k} becomes a TensorArray but does not enter the loop as one")
+            out.append(v)
+        return _to_tensors(out, what)
+
+    flat = carried(entry, "while_loop's loop variables")
 
     def c(vs):
-        return _pred_tensor(_to_pred(cond(*_nest.pack_sequence_as(vars_, vs))))
+        return _pred_tensor(_to_pred(cond(*unpack(vs))))
 
     def b(vs):
-        new = body(*_nest.pack_sequence_as(vars_, vs))
+        new = body(*unpack(vs))
         _check_loop_structure(vars_, new)
-        return _to_tensors(_nest.flatten(new), "while_loop's body")
+        return carried(_nest.flatten(new), "while_loop's body")
 
     outs = _native._while_loop(c, b, flat)
-    return tuple(_nest.pack_sequence_as(vars_, outs))
+    return tuple(unpack(outs))
 
 
 def _check_loop_structure(before, after):

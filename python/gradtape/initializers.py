@@ -56,13 +56,26 @@ class Ones(Initializer):
 
 
 class Constant(Initializer):
-    """Every entry ``value``. TF equivalent: ``tf.keras.initializers.Constant``."""
+    """Every entry ``value`` (a number, or an array broadcast to the shape, as Keras 3
+    allows). TF equivalent: ``tf.keras.initializers.Constant``."""
 
     def __init__(self, value=0.0):
         self.value = value
 
     def __call__(self, shape, dtype="float32"):
-        return _cast(_fill(tuple(shape), float(self.value)), dtype or "float32")
+        if isinstance(self.value, (int, float)) or getattr(self.value, "ndim", None) == 0:
+            return _cast(_fill(tuple(shape), float(self.value)), dtype or "float32")
+        import numpy as np
+
+        from ._gradtape import convert_to_tensor
+
+        try:
+            value = np.broadcast_to(np.asarray(self.value, dtype=np.float64), tuple(shape))
+        except ValueError:
+            raise ValueError(
+                f"Constant initializer: a value of shape {np.shape(self.value)} does not broadcast to {tuple(shape)}"
+            ) from None
+        return _cast(convert_to_tensor(np.ascontiguousarray(value)), dtype or "float32")
 
 
 class RandomNormal(Initializer):

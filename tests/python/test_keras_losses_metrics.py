@@ -221,3 +221,53 @@ def test_metric_names_and_get():
     assert isinstance(M.get("mae"), M.MeanAbsoluteError)
     with pytest.raises(ValueError, match="metric identifier"):
         M.get(3)
+
+
+# Issue 16: sample_weight in every loss and metric, Keras 3.15's (TF 2.21) numbers.
+SW4 = np.array([1.0, 2.0, 0.5, 0.0])
+KERAS_SW = {
+    "mae_sw": 1.3583332300186157,
+    "mse_sum_sw": 7.852499961853027,
+    "mse_none_sw": [1.25, 0.3125, 6.289999961853027],
+    "huber_sw": 0.9129166603088379,
+    "bce_sw": 0.470513254404068,
+    "bce_logits_sw": 0.9558045268058777,
+    "cce_sw": 0.4995955228805542,
+    "cce_logits_sw": 1.1170028448104858,
+    "scce_sw": 0.4995954930782318,
+    "scce_logits_sw": 1.1170028448104858,
+    "scce_mws": 1.276574730873108,
+    "m_mean_sw": 2.5999999046325684,
+    "m_acc_sw": 0.5555555820465088,
+    "m_bacc_sw": 0.7142857313156128,
+    "m_cacc_sw": 1.0,
+    "m_mse_sw": 2.2435715198516846,
+    "m_mae_sw": 1.164285659790039,
+}
+
+SW_CASES = {
+    "mae_sw": lambda: L.MeanAbsoluteError()(REG_T, REG_P, sample_weight=SW),
+    "mse_sum_sw": lambda: L.MeanSquaredError(reduction="sum")(REG_T, REG_P, sample_weight=SW),
+    "mse_none_sw": lambda: L.MeanSquaredError(reduction=None)(REG_T, REG_P, sample_weight=SW),
+    "huber_sw": lambda: L.Huber()(REG_T, REG_P, sample_weight=SW),
+    "bce_sw": lambda: L.BinaryCrossentropy()(BT, BP, sample_weight=SW),
+    "bce_logits_sw": lambda: L.BinaryCrossentropy(from_logits=True)(BT, BL, sample_weight=SW),
+    "cce_sw": lambda: L.CategoricalCrossentropy()(YT, YP, sample_weight=SW4),
+    "cce_logits_sw": lambda: L.CategoricalCrossentropy(from_logits=True)(YT, LOGITS, sample_weight=SW4),
+    "scce_sw": lambda: L.SparseCategoricalCrossentropy()(LAB, YP, sample_weight=SW4),
+    "scce_logits_sw": lambda: L.SparseCategoricalCrossentropy(from_logits=True)(LAB, LOGITS, sample_weight=SW4),
+    "scce_mws": lambda: L.SparseCategoricalCrossentropy(from_logits=True, reduction="mean_with_sample_weight")(
+        LAB, LOGITS, sample_weight=SW4
+    ),
+    "m_mean_sw": lambda: _upd(M.Mean(), [1.0, 2.0, 3.0], sample_weight=[0.5, 0.0, 2.0]).result(),
+    "m_acc_sw": lambda: _upd(M.Accuracy(), [1, 2, 3, 4], [1, 2, 0, 4], sample_weight=[1.0, 0.5, 2.0, 1.0]).result(),
+    "m_bacc_sw": lambda: _upd(M.BinaryAccuracy(), BT, BP, sample_weight=SW).result(),
+    "m_cacc_sw": lambda: _upd(M.CategoricalAccuracy(), YT, YP, sample_weight=SW4).result(),
+    "m_mse_sw": lambda: _upd(M.MeanSquaredError(), REG_T, REG_P, sample_weight=SW).result(),
+    "m_mae_sw": lambda: _upd(M.MeanAbsoluteError(), REG_T, REG_P, sample_weight=SW).result(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SW_CASES))
+def test_sample_weight_in_losses_and_metrics_matches_keras(name):
+    np.testing.assert_allclose(SW_CASES[name]().numpy(), KERAS_SW[name], rtol=1e-6)

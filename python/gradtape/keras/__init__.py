@@ -3,7 +3,7 @@
 
 ``layers`` is ``gt.layers``, ``optimizers`` is ``gt.optimizers``, ``initializers``
 and ``activations`` are gradtape's; ``Model``, ``Sequential`` and ``Input`` add
-Keras' models and its ``compile`` / ``fit`` loop; ``losses`` and ``metrics`` are
+Keras' models and its ``compile`` / ``fit`` loop, ``callbacks`` its callbacks; ``losses`` and ``metrics`` are
 Keras 3's, with its numbers.
 
 >>> import gradtape as gt
@@ -15,8 +15,9 @@ TensorShape([5, 2])
 """
 
 from .. import activations, initializers, layers, optimizers
-from . import losses, metrics
-from ._model import History, Input, KerasTensor, Model, Sequential
+from . import callbacks, losses, metrics
+from ._model import Input, KerasTensor, Model, Sequential
+from .callbacks import History
 
 __all__ = [
     "History",
@@ -25,6 +26,7 @@ __all__ = [
     "Model",
     "Sequential",
     "activations",
+    "callbacks",
     "initializers",
     "layers",
     "losses",

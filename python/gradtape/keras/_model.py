@@ -160,16 +160,6 @@ _WEIGHTS_FORMAT = "gradtape.keras.weights/1"
 # --- Model --------------------------------------------------------------------
 
 
-class History:
-    """What ``fit`` returns: ``history`` maps each logged name to its per-epoch values.
-    TF equivalent: ``tf.keras.callbacks.History``."""
-
-    def __init__(self) -> None:
-        self.history: dict[str, list[float]] = {}
-        self.epoch: list[int] = []
-        self.model: Any = None
-
-
 class Model(Layer):
     """A model: layers composed by a ``call`` method (subclassing) or by a graph of
     ``Input`` to outputs (``Model(inputs, outputs)``), with Keras' training loop.
@@ -209,6 +199,7 @@ class Model(Layer):
         self._gt_compiled: dict[str, Any] | None = None
         self.optimizer: Any = None
         self.stop_training = False
+        self.history: Any = None  # the History of the last fit
 
     # Variables of the layers in attributes (a subclassed model); Sequential and
     # the functional form list theirs from `layers`.
@@ -395,58 +386,147 @@ class Model(Layer):
         **kwargs: Any,
     ) -> None:
         """Sets the optimizer, the loss and the metrics ``fit`` and ``evaluate`` use.
+        A model with several outputs takes one loss for all, a list or a dict (by
+        output name) of losses, ``loss_weights`` (a list or dict) scaling each output's
+        loss in the total, and metrics as a list of per-output lists or a dict;
+        ``weighted_metrics`` are updated with the sample weights.
         TF equivalent: ``tf.keras.Model.compile``."""
         from .. import optimizers
 
         self.optimizer = optimizers.get(optimizer)
         if loss is None:
             raise ValueError("compile() needs a `loss` (gradtape models have no `add_loss` losses)")
-        if isinstance(metrics, dict):
-            raise ValueError("Per-output metrics (a dict) are not supported; pass a list")
+        if loss_weights is not None and not isinstance(loss_weights, (int, float, list, tuple, dict)):
+            raise TypeError(f"loss_weights must be a number, a list or a dict, got {loss_weights!r}")
         self._gt_compiled = {
-            "loss": _losses.get(loss),
-            "metric_ids": list(metrics or []),
+            "loss_id": loss,
+            "loss_weights": loss_weights,
+            "metric_ids": metrics,
+            "weighted_metric_ids": weighted_metrics,
+            "losses": None,  # resolved on the first batch, with the outputs' structure
             "metrics": None,  # resolved on the first batch ("accuracy" depends on shapes)
             "run_eagerly": bool(run_eagerly),
             "train_fn": None,
             "test_fn": None,
         }
+        if not isinstance(loss, (list, tuple, dict)):
+            self._gt_compiled["loss"] = _losses.get(loss)
         self._loss_tracker = _metrics.Mean(name="loss")
 
     @property
     def metrics(self) -> list[Any]:
-        """The loss tracker and the compiled metrics (after the first batch)."""
+        """The loss tracker, the per-output loss trackers and the compiled metrics
+        (after the first batch)."""
         if self._gt_compiled is None:
             return []
-        return [self._loss_tracker, *(self._gt_compiled["metrics"] or [])]
+        losses = self._gt_compiled["losses"] or []
+        trackers = [t for (_, _, _, t) in losses if t is not None]
+        return [self._loss_tracker, *trackers, *(self._gt_compiled["metrics"] or [])]
 
     @property
     def metrics_names(self) -> list[str]:
         return [m.name for m in self.metrics]
 
+    def _output_names(self, n: int) -> list[str]:
+        outs = getattr(self, "_gt_outputs", None)
+        if isinstance(outs, (list, tuple)) and len(outs) == n:
+            return [getattr(t, "name", None) or f"output_{i}" for i, t in enumerate(outs)]
+        return [f"output_{i}" for i in range(n)]
+
+    def _per_output(self, spec: Any, names: list[str], what: str) -> list[Any]:
+        """``spec`` (one value for all outputs, a list, or a dict by name) as a list."""
+        if isinstance(spec, dict):
+            unknown = sorted(set(spec) - set(names))
+            if unknown:
+                raise ValueError(f"{what}: unknown output name(s) {unknown}; the model's outputs are {names}")
+            return [spec.get(n) for n in names]
+        if isinstance(spec, (list, tuple)):
+            if len(spec) != len(names):
+                raise ValueError(
+                    f"For a model with {len(names)} outputs, `{what}` as a list must have {len(names)} entries, "
+                    f"got {len(spec)}"
+                )
+            return list(spec)
+        return [spec] * len(names)
+
     def _resolve_metrics(self, y: Any, y_pred: Any) -> list[Any]:
         c = self._gt_compiled
         assert c is not None
-        if c["metrics"] is None:
-            out = []
-            for ident in c["metric_ids"]:
-                m: Any
-                if ident in ("accuracy", "acc"):
-                    pred_shape, true_shape = tuple(y_pred.shape), tuple(np.shape(y))
-                    if pred_shape[-1:] == (1,):
-                        m = _metrics.BinaryAccuracy(name=ident)
-                    elif len(true_shape) < len(pred_shape) or (true_shape[-1:] == (1,) and pred_shape[-1] > 1):
-                        m = _metrics.SparseCategoricalAccuracy(name=ident)
-                    else:
-                        m = _metrics.CategoricalAccuracy(name=ident)
-                elif isinstance(ident, str):
-                    m = _metrics.get(ident)
-                    m.name = ident
+        if c["losses"] is None:
+            multi = isinstance(y_pred, (list, tuple))
+            names = self._output_names(len(y_pred)) if multi else [""]
+            if multi:
+                loss_ids = self._per_output(c["loss_id"], names, "loss")
+                weights = self._per_output(c["loss_weights"], names, "loss_weights")
+            else:
+                if isinstance(c["loss_id"], (list, tuple, dict)):
+                    if len(c["loss_id"]) != 1:
+                        raise ValueError(f"The model has one output; compile() got {len(c['loss_id'])} losses")
+                    loss_ids = list(c["loss_id"].values() if isinstance(c["loss_id"], dict) else c["loss_id"])
                 else:
-                    m = _metrics.get(ident)
-                out.append(m)
+                    loss_ids = [c["loss_id"]]
+                lw = c["loss_weights"]
+                if isinstance(lw, (list, tuple, dict)):
+                    lw = list(lw.values() if isinstance(lw, dict) else lw)
+                    if len(lw) != 1:
+                        raise ValueError(f"The model has one output; compile() got {len(lw)} loss_weights")
+                    lw = lw[0]
+                weights = [lw]
+            c["losses"] = [
+                (
+                    None if ident is None else _losses.get(ident),
+                    None if w is None else float(w),
+                    name,
+                    _metrics.Mean(name=f"{name}_loss") if multi else None,
+                )
+                for ident, w, name in zip(loss_ids, weights, names)
+            ]
+            c["multi"] = multi
+        if c["metrics"] is None:
+            ys = _per_output_y(y, len(y_pred)) if c["multi"] else [y]
+            ps = list(y_pred) if c["multi"] else [y_pred]
+            names = [name for (_, _, name, _) in c["losses"]]
+            out: list[Any] = []
+            for weighted, key in ((False, "metric_ids"), (True, "weighted_metric_ids")):
+                ids = c[key]
+                if ids is None:
+                    continue
+                if c["multi"]:
+                    per = self._per_output(ids, names, "metrics" if not weighted else "weighted_metrics")
+                else:
+                    if isinstance(ids, dict):
+                        raise ValueError("Per-output metrics (a dict) need a model with several outputs; pass a list")
+                    per = [ids]
+                for i, entry in enumerate(per):
+                    if entry is None:
+                        continue
+                    for ident in entry if isinstance(entry, (list, tuple)) else [entry]:
+                        m = self._make_metric(ident, ys[i], ps[i])
+                        if c["multi"]:
+                            m.name = f"{names[i]}_{m.name}"
+                        m._gt_output = i
+                        m._gt_weighted = weighted
+                        out.append(m)
             c["metrics"] = out
         return c["metrics"]
+
+    @staticmethod
+    def _make_metric(ident: Any, y: Any, y_pred: Any) -> Any:
+        m: Any
+        if ident in ("accuracy", "acc"):
+            pred_shape, true_shape = tuple(y_pred.shape), tuple(np.shape(y))
+            if pred_shape[-1:] == (1,):
+                m = _metrics.BinaryAccuracy(name=ident)
+            elif len(true_shape) < len(pred_shape) or (true_shape[-1:] == (1,) and pred_shape[-1] > 1):
+                m = _metrics.SparseCategoricalAccuracy(name=ident)
+            else:
+                m = _metrics.CategoricalAccuracy(name=ident)
+        elif isinstance(ident, str):
+            m = _metrics.get(ident)
+            m.name = ident
+        else:
+            m = _metrics.get(ident)
+        return m
 
     def _require_compiled(self) -> dict[str, Any]:
         if self._gt_compiled is None:
@@ -454,35 +534,78 @@ class Model(Layer):
         return self._gt_compiled
 
     def _compute_loss(self, y: Any, y_pred: Any, sample_weight: Any = None) -> Any:
-        loss_fn = self._gt_compiled["loss"]  # type: ignore[index]
-        if isinstance(loss_fn, _losses.Loss):
-            return loss_fn(y, y_pred, sample_weight)
-        values = loss_fn(y, y_pred)
-        return _losses._reduce(values, sample_weight, "sum_over_batch_size")
+        return self._compute_losses(y, y_pred, sample_weight)[0]
 
-    def train_step(self, x: Any, y: Any) -> None:
+    def _compute_losses(self, y: Any, y_pred: Any, sample_weight: Any = None) -> tuple[Any, list[Any]]:
+        """The total loss (each output's loss times its loss weight, summed) and the
+        unweighted loss of each output."""
+        c = self._gt_compiled
+        assert c is not None
+        if c["losses"] is None:
+            self._resolve_metrics(y, y_pred)
+        multi = c["multi"]
+        ys = _per_output_y(y, len(y_pred)) if multi else [y]
+        ps = list(y_pred) if multi else [y_pred]
+        sws = list(sample_weight) if multi and isinstance(sample_weight, (list, tuple)) else [sample_weight] * len(ps)
+        total = None
+        parts: list[Any] = []
+        for (loss_fn, w, _, _), yt, yp, sw in zip(c["losses"], ys, ps, sws):
+            if loss_fn is None:
+                parts.append(None)
+                continue
+            if isinstance(loss_fn, _losses.Loss):
+                value = loss_fn(yt, yp, sw)
+            else:
+                value = _losses._reduce(loss_fn(yt, yp), sw, "sum_over_batch_size")
+            parts.append(value)
+            if w is not None:
+                value = value * w
+            total = value if total is None else total + value
+        if total is None:
+            raise ValueError("compile() was given no loss for any output")
+        return total, parts
+
+    def train_step(self, x: Any, y: Any, sample_weight: Any = None) -> None:
         """One optimizer step on a batch, and the loss and metric updates."""
         from .._tape import GradientTape
 
         with GradientTape() as tape:
             y_pred = self(x, training=True)
-            loss = self._compute_loss(y, y_pred)
+            loss, parts = self._compute_losses(y, y_pred, sample_weight)
         variables = self.trainable_variables
         grads = tape.gradient(loss, variables)
         self.optimizer.apply_gradients(zip(grads, variables))
-        self._update_metrics(x, y, y_pred, loss)
+        self._update_metrics(x, y, y_pred, loss, sample_weight, parts)
 
-    def test_step(self, x: Any, y: Any) -> None:
+    def test_step(self, x: Any, y: Any, sample_weight: Any = None) -> None:
         """The loss and metric updates of a batch, without training."""
         y_pred = self(x, training=False)
-        loss = self._compute_loss(y, y_pred)
-        self._update_metrics(x, y, y_pred, loss)
+        loss, parts = self._compute_losses(y, y_pred, sample_weight)
+        self._update_metrics(x, y, y_pred, loss, sample_weight, parts)
 
-    def _update_metrics(self, x: Any, y: Any, y_pred: Any, loss: Any) -> None:
+    def _update_metrics(
+        self, x: Any, y: Any, y_pred: Any, loss: Any, sample_weight: Any = None, parts: Any = None
+    ) -> None:
+        c = self._gt_compiled
+        assert c is not None
         batch = x.shape[0] if not isinstance(x, (list, tuple)) else x[0].shape[0]
         self._loss_tracker.update_state(loss, sample_weight=float(batch))
-        for m in self._gt_compiled["metrics"]:  # type: ignore[index]
-            m.update_state(y, y_pred)
+        multi = c["multi"]
+        ys = _per_output_y(y, len(y_pred)) if multi else [y]
+        ps = list(y_pred) if multi else [y_pred]
+        if parts is not None:
+            # Each output's loss is averaged over batches with equal weights: Keras 3
+            # weighs it by the batch's static size, unknown (None) in its traced step.
+            for (_, _, _, tracker), value in zip(c["losses"], parts):
+                if tracker is not None and value is not None:
+                    tracker.update_state(value)
+        sws = list(sample_weight) if multi and isinstance(sample_weight, (list, tuple)) else [sample_weight] * len(ps)
+        for m in c["metrics"]:
+            i = getattr(m, "_gt_output", 0)
+            if getattr(m, "_gt_weighted", False) and sws[i] is not None:
+                m.update_state(ys[i], ps[i], sample_weight=sws[i])
+            else:
+                m.update_state(ys[i], ps[i])
 
     def _step_fn(self, kind: str) -> Any:
         c = self._gt_compiled
@@ -499,11 +622,14 @@ class Model(Layer):
         return c[key]
 
     def _logs(self) -> dict[str, float]:
-        logs = {}
-        for m in self._gt_compiled["metrics"] or []:  # type: ignore[index]
-            logs[m.name] = float(m.result())
-        logs["loss"] = float(self._loss_tracker.result())
-        return logs
+        """The running results, named and ordered as Keras 3's logs (sorted by name)."""
+        logs = {m.name: float(m.result()) for m in self.metrics}
+        return dict(sorted(logs.items()))
+
+    def _ordered(self, logs: dict[str, float]) -> Any:
+        """``evaluate``'s list: the loss, then the other metrics in ``metrics`` order."""
+        ordered = [logs[m.name] for m in self.metrics]
+        return ordered[0] if len(ordered) == 1 else ordered
 
     def _reset_metrics(self) -> None:
         for m in self.metrics:
@@ -511,6 +637,15 @@ class Model(Layer):
 
     def reset_metrics(self) -> None:
         self._reset_metrics()
+
+    def _prepare_batch(self, bx: Any, by: Any, bw: Any, class_weight: Any) -> tuple[Any, Any, Any]:
+        bx, by = _tensor(bx), _tensor(by)
+        if class_weight is not None:
+            bw = _class_weights(by, class_weight)
+        bw = None if bw is None else _tensor(bw)
+        if self._gt_compiled["metrics"] is None:  # type: ignore[index]
+            self._resolve_metrics(by, self(bx, training=False))
+        return bx, by, bw
 
     def fit(
         self,
@@ -523,60 +658,100 @@ class Model(Layer):
         validation_split: float = 0.0,
         validation_data: Any = None,
         shuffle: bool = True,
+        class_weight: Any = None,
+        sample_weight: Any = None,
         initial_epoch: int = 0,
         steps_per_epoch: int | None = None,
         validation_batch_size: int | None = None,
+        validation_freq: int = 1,
         **kwargs: Any,
-    ) -> History:
+    ) -> Any:
         """Trains for ``epochs`` passes over ``(x, y)`` (numpy arrays, tensors or a
-        ``gt.data.Dataset`` of ``(x, y)`` batches), printing a Keras-style line per
-        epoch. Returns a ``History``. TF equivalent: ``tf.keras.Model.fit``."""
+        ``gt.data.Dataset`` of ``(x, y)`` or ``(x, y, sample_weight)`` batches),
+        printing a Keras-style line per epoch and calling ``callbacks`` (see
+        ``gt.keras.callbacks``). ``sample_weight`` weighs each sample's loss;
+        ``class_weight`` (a dict from class index to weight) weighs each sample by its
+        label. ``validation_split`` holds out the last fraction of the data. Returns
+        the ``History``. TF equivalent: ``tf.keras.Model.fit``."""
+        from . import callbacks as _callbacks
+
         if kwargs:
             raise TypeError(f"fit() got an unexpected keyword argument {sorted(kwargs)[0]!r}")
-        if callbacks:
-            raise ValueError("fit() callbacks are not supported by gradtape (write the loop with a GradientTape)")
         self._require_compiled()
         verbose = 1 if verbose == "auto" else int(verbose)
-        data = _Data(x, y, batch_size, shuffle)
+        if class_weight is not None:
+            if not isinstance(class_weight, dict):
+                raise TypeError(f"class_weight must be a dict from class index to weight, got {class_weight!r}")
+            if sample_weight is not None:
+                raise ValueError("You cannot use both `class_weight` and `sample_weight` at the same time.")
+            if isinstance(y, (list, tuple, dict)) and not isinstance(_to_numpy(y), np.ndarray):
+                raise ValueError("`class_weight` is only supported for Models with a single output.")
+        if not (0.0 <= float(validation_split) < 1.0):
+            raise ValueError(f"validation_split must be in [0, 1), got {validation_split}")
+        y = self._y_list(y)
+        data = _Data(x, y, batch_size, shuffle, sample_weight)
         if validation_split and validation_data is None:
             data, val = data.split(validation_split)
             validation_data = val
-        history = History()
-        history.model = self
+        cbs = _callbacks.CallbackList(callbacks, add_history=True, model=self)
+        cbs.set_params({"verbose": verbose, "epochs": epochs, "steps": data.steps(steps_per_epoch)})
+        self.stop_training = False
         train = None
+        batch_logs = cbs.wants_batch_logs("train")
+        cbs.on_train_begin()
+        logs: dict[str, float] = {}
         for epoch in range(initial_epoch, epochs):
             self._reset_metrics()
+            cbs.on_epoch_begin(epoch)
             if verbose:
                 print(f"Epoch {epoch + 1}/{epochs}")
             start = time.perf_counter()
             steps = 0
-            for bx, by in data.batches(steps_per_epoch):
-                bx, by = _tensor(bx), _tensor(by)
-                if self._gt_compiled["metrics"] is None:  # type: ignore[index]
-                    self._resolve_metrics(by, self(bx, training=False))
+            for bx, by, bw in data.batches(steps_per_epoch):
+                cbs.on_train_batch_begin(steps)
+                bx, by, bw = self._prepare_batch(bx, by, bw, class_weight)
                 if train is None:
                     train = self._step_fn("train")
-                train(bx, by)
+                if bw is None:
+                    train(bx, by)
+                else:
+                    train(bx, by, bw)
+                cbs.on_train_batch_end(steps, self._logs() if batch_logs else None)
                 steps += 1
+                if self.stop_training:
+                    break
             logs = self._logs()
-            if validation_data is not None:
+            if validation_data is not None and (epoch + 1) % int(validation_freq) == 0:
+                vx, vy, vw = _val_triple(validation_data)
                 val_logs = self.evaluate(
-                    *_val_pair(validation_data),
+                    vx,
+                    vy,
+                    sample_weight=vw,
                     batch_size=validation_batch_size or data.batch_size or None,
                     verbose=0,
                     return_dict=True,
+                    _callbacks=cbs,
                 )
                 logs.update({f"val_{k}": v for k, v in val_logs.items()})
             elapsed = time.perf_counter() - start
             if verbose:
                 print(_progress_line(steps, elapsed, logs, verbose))
-            history.epoch.append(epoch)
-            for k, v in logs.items():
-                history.history.setdefault(k, []).append(v)
+            cbs.on_epoch_end(epoch, logs)
             if self.stop_training:
                 break
-        self.history = history
-        return history
+        cbs.on_train_end(logs)
+        return self.history
+
+    def _y_list(self, y: Any) -> Any:
+        """``y`` given as a dict by output name, as the list of the outputs' order."""
+        if isinstance(y, dict):
+            outs = getattr(self, "_gt_outputs", None)
+            names = self._output_names(len(outs)) if isinstance(outs, (list, tuple)) else []
+            missing = [n for n in names if n not in y]
+            if not names or missing or len(y) != len(names):
+                raise ValueError(f"`y` as a dict needs one entry per output name {names}, got keys {sorted(y)}")
+            return [y[n] for n in names]
+        return y
 
     def evaluate(
         self,
@@ -584,53 +759,81 @@ class Model(Layer):
         y: Any = None,
         batch_size: int | None = None,
         verbose: Any = "auto",
+        sample_weight: Any = None,
         steps: int | None = None,
+        callbacks: Any = None,
         return_dict: bool = False,
         **kwargs: Any,
     ) -> Any:
         """The loss and metrics over ``(x, y)``: a float (no metrics), a list
         ``[loss, *metrics]``, or a dict with ``return_dict=True``.
         TF equivalent: ``tf.keras.Model.evaluate``."""
+        from . import callbacks as _callbacks
+
+        cbs = kwargs.pop("_callbacks", None)
         if kwargs:
             raise TypeError(f"evaluate() got an unexpected keyword argument {sorted(kwargs)[0]!r}")
         self._require_compiled()
         verbose = 1 if verbose == "auto" else int(verbose)
-        data = _Data(x, y, batch_size, shuffle=False)
+        data = _Data(x, self._y_list(y), batch_size, False, sample_weight)
+        if cbs is None:
+            cbs = _callbacks.CallbackList(callbacks, model=self)
+            cbs.set_params({"verbose": verbose, "epochs": 1, "steps": data.steps(steps)})
         self._reset_metrics()
+        batch_logs = cbs.wants_batch_logs("test")
+        cbs.on_test_begin()
         start = time.perf_counter()
         n = 0
         test = None
-        for bx, by in data.batches(steps):
-            bx, by = _tensor(bx), _tensor(by)
-            if self._gt_compiled["metrics"] is None:  # type: ignore[index]
-                self._resolve_metrics(by, self(bx, training=False))
+        for bx, by, bw in data.batches(steps):
+            cbs.on_test_batch_begin(n)
+            bx, by, bw = self._prepare_batch(bx, by, bw, None)
             if test is None:
                 test = self._step_fn("test")
-            test(bx, by)
+            if bw is None:
+                test(bx, by)
+            else:
+                test(bx, by, bw)
+            cbs.on_test_batch_end(n, self._logs() if batch_logs else None)
             n += 1
         logs = self._logs()
+        cbs.on_test_end(logs)
         if verbose:
             print(_progress_line(n, time.perf_counter() - start, logs, verbose))
         if return_dict:
             return logs
-        ordered = [logs["loss"], *(logs[m.name] for m in self._gt_compiled["metrics"] or [])]  # type: ignore[index]
-        return ordered[0] if len(ordered) == 1 else ordered
+        return self._ordered(logs)
 
     def predict(
-        self, x: Any, batch_size: int | None = None, verbose: Any = "auto", steps: int | None = None, **kwargs: Any
+        self,
+        x: Any,
+        batch_size: int | None = None,
+        verbose: Any = "auto",
+        steps: int | None = None,
+        callbacks: Any = None,
+        **kwargs: Any,
     ) -> np.ndarray:
         """The model's outputs on ``x``, batch by batch, as one numpy array.
         TF equivalent: ``tf.keras.Model.predict``."""
+        from . import callbacks as _callbacks
+
         if kwargs:
             raise TypeError(f"predict() got an unexpected keyword argument {sorted(kwargs)[0]!r}")
         verbose = 1 if verbose == "auto" else int(verbose)
         data = _Data(x, None, batch_size, shuffle=False)
+        cbs = _callbacks.CallbackList(callbacks, model=self)
+        cbs.set_params({"verbose": verbose, "epochs": 1, "steps": data.steps(steps)})
         outs = []
         start = time.perf_counter()
         n = 0
-        for bx, _ in data.batches(steps):
-            outs.append(np.asarray(self(_tensor(bx), training=False).numpy()))
+        cbs.on_predict_begin()
+        for bx, _, _ in data.batches(steps):
+            cbs.on_predict_batch_begin(n)
+            out = self(_tensor(bx), training=False)
+            outs.append(np.asarray(out.numpy()))
+            cbs.on_predict_batch_end(n, {"outputs": out})
             n += 1
+        cbs.on_predict_end()
         if verbose:
             print(_progress_line(n, time.perf_counter() - start, {}, verbose))
         if not outs:
@@ -640,18 +843,29 @@ class Model(Layer):
     def predict_on_batch(self, x: Any) -> np.ndarray:
         return np.asarray(self(_tensor(x), training=False).numpy())
 
-    def train_on_batch(self, x: Any, y: Any, return_dict: bool = False) -> Any:
+    def train_on_batch(
+        self, x: Any, y: Any, sample_weight: Any = None, class_weight: Any = None, return_dict: bool = False
+    ) -> Any:
         self._require_compiled()
-        bx, by = _tensor(x), _tensor(y)
-        if self._gt_compiled["metrics"] is None:  # type: ignore[index]
-            self._resolve_metrics(by, self(bx, training=False))
+        bx, by, bw = self._prepare_batch(x, self._y_list(y), sample_weight, class_weight)
         self._reset_metrics()
-        self._step_fn("train")(bx, by)
+        if bw is None:
+            self._step_fn("train")(bx, by)
+        else:
+            self._step_fn("train")(bx, by, bw)
         logs = self._logs()
         if return_dict:
             return logs
-        ordered = [logs["loss"], *(logs[m.name] for m in self._gt_compiled["metrics"] or [])]  # type: ignore[index]
-        return ordered[0] if len(ordered) == 1 else ordered
+        return self._ordered(logs)
+
+def _per_output_y(y: Any, n: int) -> list[Any]:
+    """The targets of a model with ``n`` outputs: a list or tuple of ``n``."""
+    if not isinstance(y, (list, tuple)) or len(y) != n:
+        got = f"{len(y)} entries" if isinstance(y, (list, tuple)) else "one array"
+        raise ValueError(
+            f"The model has {n} outputs: `y` must be a list of {n} arrays (or a dict by output name), got {got}"
+        )
+    return list(y)
 
 
 def _set_output_shape(layer: Layer, shape: Any) -> None:
@@ -712,23 +926,39 @@ def _tensor(x: Any) -> Any:
     return convert_to_tensor(arr)
 
 
-def _val_pair(validation_data: Any) -> tuple[Any, Any]:
+def _val_triple(validation_data: Any) -> tuple[Any, Any, Any]:
     if isinstance(validation_data, tuple):
-        if len(validation_data) == 3:
-            raise ValueError("validation_data with sample weights is not supported")
-        return validation_data[0], validation_data[1]
-    return validation_data, None
+        if len(validation_data) not in (2, 3):
+            raise ValueError(
+                "validation_data must be a tuple (x, y) or (x, y, sample_weight), "
+                f"got a tuple of {len(validation_data)} elements"
+            )
+        return validation_data[0], validation_data[1], validation_data[2] if len(validation_data) == 3 else None
+    return validation_data, None, None
+
+
+def _class_weights(y: Any, class_weight: dict) -> Any:
+    """Keras' per-sample weights of ``class_weight``: each sample's class (the argmax
+    of a one-hot label, or the rounded label) looked up, 1.0 when absent."""
+    labels = np.asarray(y.numpy() if hasattr(y, "numpy") else y)
+    if labels.ndim > 1:
+        labels = np.argmax(labels, axis=-1) if labels.shape[-1] != 1 else np.squeeze(labels, axis=-1)
+    labels = np.round(labels).astype(np.int64).reshape(-1)
+    return np.array([float(class_weight.get(int(c), 1.0)) for c in labels], dtype=np.float32)
 
 
 class _Data:
-    """Batches of numpy data (shuffled per epoch when asked) or a ``gt.data.Dataset``."""
+    """Batches of numpy data (shuffled per epoch when asked) or a ``gt.data.Dataset``;
+    each batch is ``(x, y, sample_weight)`` (``None`` for what is not given)."""
 
-    def __init__(self, x: Any, y: Any, batch_size: int | None, shuffle: bool) -> None:
+    def __init__(self, x: Any, y: Any, batch_size: int | None, shuffle: bool, sample_weight: Any = None) -> None:
         self.dataset: Any = None
         self.batch_size: int = 0  # 0: batched by the dataset
         if hasattr(x, "_gt_dataset"):
             if y is not None:
                 raise ValueError("`y` argument is not supported when using a dataset as input.")
+            if sample_weight is not None:
+                raise ValueError("`sample_weight` argument is not supported when using a dataset as input.")
             if batch_size is not None:
                 raise ValueError("`batch_size` is not supported when the input is a dataset (it is batched already)")
             self.dataset = x
@@ -737,34 +967,50 @@ class _Data:
             raise ValueError("fit/evaluate/predict need `x`")
         self.x = _to_numpy(x)
         self.y = None if y is None else _to_numpy(y)
+        self.w = None if sample_weight is None else _to_numpy(sample_weight)
         n = _length(self.x)
         if self.y is not None and _length(self.y) != n:
             raise ValueError(f"Data cardinality is ambiguous: x has {n} samples, y has {_length(self.y)}")
+        if self.w is not None and _length(self.w) != n:
+            raise ValueError(
+                f"Data cardinality is ambiguous: x has {n} samples, sample_weight has {_length(self.w)}"
+            )
         self.n = n
         self.batch_size = 32 if batch_size is None else int(batch_size)
         if self.batch_size <= 0:
             raise ValueError(f"`batch_size` must be positive, got {batch_size}")
         self.shuffle = shuffle
 
-    def split(self, fraction: float) -> tuple[_Data, tuple[Any, Any]]:
+    def steps(self, limit: int | None) -> int | None:
+        """Batches per epoch (None for a dataset without ``limit``)."""
+        if self.dataset is not None:
+            return limit
+        count = math.ceil(self.n / self.batch_size)
+        return count if limit is None else min(count, limit)
+
+    def split(self, fraction: float) -> tuple[_Data, tuple[Any, Any, Any]]:
         if self.dataset is not None:
             raise ValueError("`validation_split` is only supported for numpy arrays and tensors")
         cut = int(self.n * (1.0 - fraction))
-        val = (_take(self.x, slice(cut, None)), None if self.y is None else _take(self.y, slice(cut, None)))
-        self.x = _take(self.x, slice(0, cut))
-        self.y = None if self.y is None else _take(self.y, slice(0, cut))
+        head, tail = slice(0, cut), slice(cut, None)
+        val = tuple(None if a is None else _take(a, tail) for a in (self.x, self.y, self.w))
+        self.x = _take(self.x, head)
+        self.y = None if self.y is None else _take(self.y, head)
+        self.w = None if self.w is None else _take(self.w, head)
         self.n = cut
-        return self, val
+        return self, val  # type: ignore[return-value]
 
-    def batches(self, steps: int | None) -> Iterable[tuple[Any, Any]]:
+    def batches(self, steps: int | None) -> Iterable[tuple[Any, Any, Any]]:
         if self.dataset is not None:
             for i, item in enumerate(self.dataset):
                 if steps is not None and i >= steps:
                     return
-                if isinstance(item, (tuple, list)) and len(item) >= 2:
-                    yield item[0], item[1]
+                if isinstance(item, (tuple, list)) and len(item) == 3:
+                    yield item[0], item[1], item[2]
+                elif isinstance(item, (tuple, list)) and len(item) >= 2:
+                    yield item[0], item[1], None
                 else:
-                    yield item, None
+                    yield item, None, None
             return
         order = np.random.permutation(self.n) if self.shuffle else np.arange(self.n)
         count = math.ceil(self.n / self.batch_size)
@@ -772,8 +1018,11 @@ class _Data:
             count = min(count, steps)
         for i in range(count):
             idx = order[i * self.batch_size : (i + 1) * self.batch_size]
-            yield _take(self.x, idx), None if self.y is None else _take(self.y, idx)
-
+            yield (
+                _take(self.x, idx),
+                None if self.y is None else _take(self.y, idx),
+                None if self.w is None else _take(self.w, idx),
+            )
 
 def _to_numpy(x: Any) -> Any:
     if isinstance(x, (list, tuple)) and x and not np.isscalar(x[0]) and hasattr(x[0], "shape"):

@@ -191,6 +191,8 @@ def sparse_categorical_accuracy(y_true: Any, y_pred: Any) -> Any:
 class Accuracy(MeanMetricWrapper):
     """TF equivalent: ``tf.keras.metrics.Accuracy``."""
 
+    _direction = "up"  # which way is better (EarlyStopping's mode="auto")
+
     def __init__(self, name: str = "accuracy", dtype: Any = None) -> None:
         super().__init__(accuracy, name=name, dtype=dtype)
 
@@ -198,12 +200,16 @@ class Accuracy(MeanMetricWrapper):
 class BinaryAccuracy(MeanMetricWrapper):
     """TF equivalent: ``tf.keras.metrics.BinaryAccuracy`` (threshold 0.5)."""
 
+    _direction = "up"  # which way is better (EarlyStopping's mode="auto")
+
     def __init__(self, name: str = "binary_accuracy", dtype: Any = None, threshold: float = 0.5) -> None:
         super().__init__(binary_accuracy, name=name, dtype=dtype, threshold=threshold)
 
 
 class CategoricalAccuracy(MeanMetricWrapper):
     """TF equivalent: ``tf.keras.metrics.CategoricalAccuracy``."""
+
+    _direction = "up"  # which way is better (EarlyStopping's mode="auto")
 
     def __init__(self, name: str = "categorical_accuracy", dtype: Any = None) -> None:
         super().__init__(categorical_accuracy, name=name, dtype=dtype)
@@ -219,6 +225,8 @@ class SparseCategoricalAccuracy(MeanMetricWrapper):
     0.5
     """
 
+    _direction = "up"  # which way is better (EarlyStopping's mode="auto")
+
     def __init__(self, name: str = "sparse_categorical_accuracy", dtype: Any = None) -> None:
         super().__init__(sparse_categorical_accuracy, name=name, dtype=dtype)
 
@@ -226,12 +234,16 @@ class SparseCategoricalAccuracy(MeanMetricWrapper):
 class MeanSquaredError(MeanMetricWrapper):
     """TF equivalent: ``tf.keras.metrics.MeanSquaredError``."""
 
+    _direction = "down"  # which way is better (EarlyStopping's mode="auto")
+
     def __init__(self, name: str = "mean_squared_error", dtype: Any = None) -> None:
         super().__init__(_losses.mean_squared_error, name=name, dtype=dtype)
 
 
 class MeanAbsoluteError(MeanMetricWrapper):
     """TF equivalent: ``tf.keras.metrics.MeanAbsoluteError``."""
+
+    _direction = "down"  # which way is better (EarlyStopping's mode="auto")
 
     def __init__(self, name: str = "mean_absolute_error", dtype: Any = None) -> None:
         super().__init__(_losses.mean_absolute_error, name=name, dtype=dtype)
