@@ -448,8 +448,15 @@ fn sweep_grads(
     for (pos, &k) in order.iter().enumerate() {
         let node = &mut nodes[k as usize];
         sweep_node(node, &mut grads, &source_ids, &leads, &lead, batch, sparse)?;
-        // Whatever the node saved for its gradient is not needed any more.
-        node.release_saved();
+        if release {
+            // A released tape's sweep goes down the indices: this node and every one
+            // above it are done with (passed, or unplanned and released). Freed now, in
+            // the order they were made in reverse, as the forward's temporaries would be.
+            nodes.truncate(k as usize);
+        } else {
+            // Whatever the copy saved for its gradient is not needed any more.
+            node.release_saved();
+        }
         report(pos + 1, &grads)?;
     }
     drop(nodes);
