@@ -511,15 +511,18 @@ def _allreduce_now(t: Any, op: ReduceOp, compression: Compression) -> Any:
         if not src.flags.c_contiguous:
             src = np.ascontiguousarray(src)
         n = size()
-        out, view = _fresh(shape, t.dtype)
         wire = _wire_dtype(src.dtype, compression)
         if wire == src.dtype:
             # Blocking: nothing to overlap here, and MPICH's blocking allreduce is faster
-            # than its non-blocking one on large buffers.
+            # than its non-blocking one on large buffers. The result starts as a copy of
+            # this rank's tensor and is reduced in place: one pass over the data fewer
+            # than a zeroed receive buffer (MPI copies the send buffer into it first).
             comm, MPI = _comm(), _mpi()
-            comm.Allreduce(src, view, op=MPI.SUM)
+            out, view = _native._fresh_copy(t)
+            comm.Allreduce(MPI.IN_PLACE, view, op=MPI.SUM)
             _finish(view, view, op, n)
         else:
+            out, view = _fresh(shape, t.dtype)
             send = np.multiply(src, 1.0 / n, dtype=wire) if op is ReduceOp.AVERAGE else src.astype(wire)
             recv = np.empty_like(send)
             _iallreduce(send, recv).Wait()

@@ -471,6 +471,25 @@ pub(crate) fn _fresh_buffer<'py>(
     Ok((PyTensor::from(t), arr))
 }
 
+/// [`_fresh_buffer`] holding a copy of `t` (standard layout) instead of zeros: for an
+/// in-place reduction into the result (MPI's `IN_PLACE`), one pass over the data
+/// fewer than zeros plus a separate receive buffer. The same rules for the view apply.
+#[pyfunction]
+pub(crate) fn _fresh_copy<'py>(
+    py: Python<'py>,
+    t: PyRef<'py, PyTensor>,
+) -> PyResult<(PyTensor, Bound<'py, PyAny>)> {
+    let src = t.t.clone();
+    let copy = dispatch!(src.data(), a => Tensor::from_array(a.as_standard_layout().into_owned()));
+    check_numpy_size(&copy)?;
+    let keep = Bound::new(py, Storage { _t: copy.clone() })?.into_any();
+    // SAFETY: as in `_fresh_buffer`: the array views `copy`'s new standard-layout
+    // buffer, kept alive by `keep`; no code has seen the tensor yet.
+    let arr =
+        unsafe { dispatch!(copy.data(), a => PyArrayDyn::borrow_from_array(a, keep).into_any()) };
+    Ok((PyTensor::from(copy), arr))
+}
+
 /// Parses a dtype argument: a `gt.DType`, a string, or a numpy dtype/type.
 pub(crate) fn to_dtype(ob: &Bound<'_, PyAny>) -> PyResult<DType> {
     if let Ok(d) = ob.cast::<super::tensor::PyDType>() {

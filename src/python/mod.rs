@@ -62,6 +62,7 @@ fn _gradtape(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<forward::PyForwardAccumulator>()?;
     m.add_class::<convert::Storage>()?;
     m.add_function(wrap_pyfunction!(convert::_fresh_buffer, m)?)?;
+    m.add_function(wrap_pyfunction!(convert::_fresh_copy, m)?)?;
     m.add(
         "InvalidArgumentError",
         py.get_type::<errors::InvalidArgumentError>(),
