@@ -71,6 +71,56 @@ fn rebuild(plan: &[Plan], xs: &[Tensor]) -> Vec<Src> {
         .collect()
 }
 
+/// The inputs of a traced `gradient` node — the targets, the tensor sources, then the
+/// output gradients given — and where a run finds each argument among them again.
+struct GradientArgs {
+    n_targets: usize,
+    plan: Vec<Plan>,
+    og_slots: Option<Vec<Option<usize>>>,
+}
+
+impl GradientArgs {
+    /// The node's inputs, and how to read the call's arguments back from them.
+    fn new(
+        targets: &[Tensor],
+        srcs: &[Src],
+        og: Option<&[Option<Tensor>]>,
+    ) -> (GradientArgs, Vec<Tensor>) {
+        let mut inputs = targets.to_vec();
+        let plan = plan_of(srcs, &mut inputs);
+        let og_slots = og.map(|og| {
+            og.iter()
+                .map(|g| {
+                    g.as_ref().map(|g| {
+                        inputs.push(g.clone());
+                        inputs.len() - 1
+                    })
+                })
+                .collect()
+        });
+        let args = GradientArgs {
+            n_targets: targets.len(),
+            plan,
+            og_slots,
+        };
+        (args, inputs)
+    }
+
+    fn targets<'x>(&self, xs: &'x [Tensor]) -> &'x [Tensor] {
+        &xs[..self.n_targets]
+    }
+
+    fn sources(&self, xs: &[Tensor]) -> Vec<Src> {
+        rebuild(&self.plan, xs)
+    }
+
+    fn output_gradients(&self, xs: &[Tensor]) -> Option<Vec<Option<Tensor>>> {
+        self.og_slots
+            .as_ref()
+            .map(|s| s.iter().map(|k| k.map(|k| xs[k].clone())).collect())
+    }
+}
+
 /// Records a tape call that gave `results` during the trace: the node's outputs are the
 /// results that were not `None` (which ones are is fixed by the graph's structure).
 fn record_call(
@@ -576,25 +626,10 @@ impl PyTape {
         }
         if graph::is_tracing() {
             let r = run(tape, &targets, &srcs, og.as_deref())?;
-            // Inputs: the targets, the tensor sources, then the output gradients given.
-            let n_targets = targets.len();
-            let mut inputs = targets.clone();
-            let plan = plan_of(&srcs, &mut inputs);
-            let og_slots: Option<Vec<Option<usize>>> = og.as_ref().map(|og| {
-                og.iter()
-                    .map(|g| {
-                        g.as_ref().map(|g| {
-                            inputs.push(g.clone());
-                            inputs.len() - 1
-                        })
-                    })
-                    .collect()
-            });
+            let (args, inputs) = GradientArgs::new(&targets, &srcs, og.as_deref());
             record_call("Gradient", tape, &inputs, &r, move |tape, xs| {
-                let og: Option<Vec<Option<Tensor>>> = og_slots
-                    .as_ref()
-                    .map(|s| s.iter().map(|k| k.map(|k| xs[k].clone())).collect());
-                run(tape, &xs[..n_targets], &rebuild(&plan, xs), og.as_deref())
+                let og = args.output_gradients(xs);
+                run(tape, args.targets(xs), &args.sources(xs), og.as_deref())
             })?;
             return tensors_to_py(py, r);
         }
@@ -669,25 +704,11 @@ impl PyTape {
             .map(|g| matches!(g, Some(Grad::Sparse(_))))
             .collect();
         let flat = flatten_grads(r)?;
-        let n_targets = targets.len();
-        let mut inputs = targets.clone();
-        let plan = plan_of(&srcs, &mut inputs);
-        let og_slots: Option<Vec<Option<usize>>> = og.as_ref().map(|og| {
-            og.iter()
-                .map(|g| {
-                    g.as_ref().map(|g| {
-                        inputs.push(g.clone());
-                        inputs.len() - 1
-                    })
-                })
-                .collect()
-        });
+        let (args, inputs) = GradientArgs::new(&targets, &srcs, og.as_deref());
         let want = kinds.clone();
         record_call("Gradient", tape, &inputs, &flat, move |tape, xs| {
-            let og: Option<Vec<Option<Tensor>>> = og_slots
-                .as_ref()
-                .map(|s| s.iter().map(|k| k.map(|k| xs[k].clone())).collect());
-            let r = run(tape, &xs[..n_targets], &rebuild(&plan, xs), og.as_deref())?;
+            let og = args.output_gradients(xs);
+            let r = run(tape, args.targets(xs), &args.sources(xs), og.as_deref())?;
             let got: Vec<bool> = r
                 .iter()
                 .map(|g| matches!(g, Some(Grad::Sparse(_))))
