@@ -50,3 +50,541 @@ def shuffle(value, seed=None, name=None):
 
 
 __all__ += ["shuffle"]
+
+
+# --- Stateless random ops and generators (issue 15) -------------------------------------
+#
+# Counter-based numbers: TF's Philox-4x32-10 and its CPU distributions (``ops::philox``
+# in the crate), so ``stateless_uniform``, ``stateless_normal``,
+# ``stateless_truncated_normal``, ``stateless_categorical`` and the draws of a
+# ``Generator`` give TF 2.21's numbers for the same seed or state. A stateless op is a
+# pure function of its seed: the same seed gives the same numbers eagerly, inside
+# ``gt.function`` and after a SavedModel is loaded (in Python or by the Rust loader).
+
+import enum as _enum
+import os as _os
+from typing import Any as _Any
+
+from ._gradtape import _philox_categorical, _philox_sample, _rng_skip
+from ._module import Module as _Module
+
+
+class Algorithm(_enum.Enum):
+    """The random-number algorithms of the stateless ops and generators. TF equivalent:
+    ``tf.random.Algorithm``. gradtape draws with Philox; ``AUTO_SELECT`` picks it (as TF's
+    CPU kernels do) and ``THREEFRY`` is refused (TF's CPU kernels refuse it too)."""
+
+    PHILOX = 1
+    THREEFRY = 2
+    AUTO_SELECT = 3
+
+
+def _alg(alg: _Any) -> int:
+    """The algorithm id of ``alg`` (a name, an ``Algorithm``, an id, or ``None``)."""
+    if alg is None:
+        return Algorithm.AUTO_SELECT.value
+    if isinstance(alg, Algorithm):
+        return alg.value
+    if isinstance(alg, str):
+        key = alg.lower()
+        for a in Algorithm:
+            if a.name.lower() == key:
+                return a.value
+        raise ValueError(f'Unsupported algorithm name "{alg}". Use "philox", "threefry" or "auto_select".')
+    if isinstance(alg, int) and not isinstance(alg, bool) and alg in (1, 2, 3):
+        return alg
+    if hasattr(alg, "numpy"):
+        return _alg(int(alg.numpy()))
+    raise ValueError(f"Unsupported algorithm id: {alg!r}")
+
+
+def _check_alg(alg: _Any) -> None:
+    if _alg(alg) == Algorithm.THREEFRY.value:
+        from .errors import InvalidArgumentError
+
+        raise InvalidArgumentError(
+            "Unsupported algorithm id: 2 (THREEFRY): gradtape's random ops draw with Philox "
+            "(TF's CPU kernels support only Philox too)"
+        )
+
+
+def _as_dtype(dtype: _Any) -> _Any:
+    from . import dtypes
+
+    return dtypes.as_dtype(dtype)
+
+
+def _seed_tensor(seed: _Any) -> _Any:
+    from ._gradtape import convert_to_tensor
+
+    s = convert_to_tensor(seed)
+    if s.dtype.name not in ("int32", "int64"):
+        raise TypeError(f"seed must be an int32 or int64 tensor of shape [2], got dtype {s.dtype.name}")
+    return s
+
+
+def _scalar(x: _Any) -> _Any:
+    """``x`` as a Python number when it is one (or a constant scalar), else ``None``."""
+    if isinstance(x, bool):
+        return None
+    if isinstance(x, (int, float)):
+        return x
+    try:
+        import numpy as np
+
+        if isinstance(x, np.generic) or (isinstance(x, np.ndarray) and x.ndim == 0):
+            return x.item()
+        if hasattr(x, "numpy") and getattr(x, "shape", None) is not None and tuple(x.shape) == ():
+            return x.numpy().item()
+    except Exception:  # a traced tensor: no value now
+        return None
+    return None
+
+
+def _affine(rnd: _Any, scale: _Any, shift: _Any, dtype: _Any) -> _Any:
+    """``rnd * scale + shift`` in ``dtype`` (TF's arithmetic for tensor parameters)."""
+    from ._gradtape import add, cast, convert_to_tensor, multiply
+
+    scale = cast(convert_to_tensor(scale), dtype)
+    shift = cast(convert_to_tensor(shift), dtype)
+    return add(multiply(rnd, scale), shift)
+
+
+_FLOATS = ("float16", "float32", "float64")
+_INTS = ("int32", "int64")
+_FULL_INTS = ("int32", "int64", "uint32", "uint64")
+
+
+def _int_bound(v: _Any, what: str) -> int:
+    s = _scalar(v)
+    if s is None or isinstance(s, float) and not float(s).is_integer():
+        raise ValueError(f"{what} must be a Python integer or an integer scalar for integer dtypes, got {v!r}")
+    s = int(s)
+    if abs(s) > 2**53:
+        raise ValueError(f"{what} beyond 2**53 in magnitude is not supported, got {s}")
+    return s
+
+
+def _draw(shape: _Any, dist: str, source: _Any, a: _Any, b: _Any, dtype: _Any, kind: str) -> _Any:
+    """A float draw with parameters ``a``, ``b`` (Python numbers go to the kernel; tensors
+    are applied afterwards as TF applies them)."""
+    sa, sb = _scalar(a), _scalar(b)
+    if sa is not None and sb is not None:
+        return _philox_sample(shape, dist, source, float(sa), float(sb), dtype, kind)
+    if dist == "uniform":
+        from ._gradtape import convert_to_tensor, subtract
+
+        rnd = _philox_sample(shape, dist, source, 0.0, 1.0, dtype, kind)
+        lo = convert_to_tensor(a, dtype=dtype)
+        return _affine(rnd, subtract(convert_to_tensor(b, dtype=dtype), lo), lo, dtype)
+    rnd = _philox_sample(shape, dist, source, 0.0, 1.0, dtype, kind)
+    return _affine(rnd, b, a, dtype)
+
+
+def _uniform(shape: _Any, source: _Any, minval: _Any, maxval: _Any, dtype: _Any, kind: str) -> _Any:
+    dtype = _as_dtype(dtype)
+    if dtype.name in _FLOATS:
+        return _draw(shape, "uniform", source, minval, 1 if maxval is None else maxval, dtype, kind)
+    if dtype.name not in _FULL_INTS:
+        raise ValueError(f"Invalid dtype {dtype.name}: float16, float32, float64, int32, int64, uint32 or uint64")
+    if (minval is None) != (maxval is None):
+        raise ValueError(
+            f"For integer dtype {dtype.name}, minval and maxval must be both `None` or both non-`None`; "
+            f"got minval={minval} and maxval={maxval}"
+        )
+    if minval is None:
+        return _philox_sample(shape, "uniform_full_int", source, 0.0, 0.0, dtype, kind)
+    if dtype.name not in _INTS:
+        raise ValueError(f"Invalid dtype for bounded uniform integers: {dtype.name}")
+    lo, hi = _int_bound(minval, "minval"), _int_bound(maxval, "maxval")
+    return _philox_sample(shape, "uniform_int", source, float(lo), float(hi), dtype, kind)
+
+
+def stateless_uniform(
+    shape: _Any, seed: _Any, minval: _Any = 0, maxval: _Any = None, dtype: _Any = "float32",
+    name: str | None = None, alg: _Any = "auto_select",
+) -> _Any:
+    """Uniform samples on ``[minval, maxval)`` that depend only on ``seed`` (a shape-[2]
+    int32 or int64 tensor): the same seed gives the same numbers, TF 2.21's. Floats default
+    to ``[0, 1)``; integer dtypes (int32, int64) need both bounds (slightly biased unless
+    the range is a power of two, as TF's), or neither for the whole range of int32, int64,
+    uint32 or uint64. TF equivalent: ``tf.random.stateless_uniform``.
+
+    >>> import gradtape as gt
+    >>> gt.random.stateless_uniform([3], seed=[1, 2]).numpy().tolist()
+    [0.8440604209899902, 0.19204533100128174, 0.9962232112884521]
+    >>> gt.random.stateless_uniform([4], seed=[1, 2], minval=0, maxval=10, dtype=gt.int32).numpy().tolist()
+    [0, 9, 4, 9]
+    """
+    del name
+    _check_alg(alg)
+    return _uniform(shape, _seed_tensor(seed), minval, maxval, dtype, "seed")
+
+
+def stateless_normal(
+    shape: _Any, seed: _Any, mean: _Any = 0.0, stddev: _Any = 1.0, dtype: _Any = "float32",
+    name: str | None = None, alg: _Any = "auto_select",
+) -> _Any:
+    """Normal samples that depend only on ``seed`` (TF 2.21's numbers). TF equivalent:
+    ``tf.random.stateless_normal``.
+
+    >>> import gradtape as gt
+    >>> [round(v, 6) for v in gt.random.stateless_normal([3], seed=[1, 2]).numpy().tolist()]
+    [0.54411, 0.20738, 0.073564]
+    """
+    del name
+    _check_alg(alg)
+    dtype = _as_dtype(dtype)
+    return _draw(shape, "normal", _seed_tensor(seed), mean, stddev, dtype, "seed")
+
+
+def stateless_truncated_normal(
+    shape: _Any, seed: _Any, mean: _Any = 0.0, stddev: _Any = 1.0, dtype: _Any = "float32",
+    name: str | None = None, alg: _Any = "auto_select",
+) -> _Any:
+    """Normal samples within two standard deviations of the mean (others redrawn) that
+    depend only on ``seed`` (TF 2.21's numbers). TF equivalent:
+    ``tf.random.stateless_truncated_normal``.
+
+    >>> import gradtape as gt
+    >>> x = gt.random.stateless_truncated_normal([1000], seed=[3, 4])
+    >>> bool(gt.reduce_max(gt.abs(x)) < 2.0)
+    True
+    """
+    del name
+    _check_alg(alg)
+    dtype = _as_dtype(dtype)
+    return _draw(shape, "truncated_normal", _seed_tensor(seed), mean, stddev, dtype, "seed")
+
+
+def stateless_categorical(
+    logits: _Any, num_samples: _Any, seed: _Any, dtype: _Any = "int64", name: str | None = None
+) -> _Any:
+    """``num_samples`` class indices per row of ``logits`` (``[batch, classes]``
+    unnormalized log probabilities) that depend only on ``seed``. TF equivalent:
+    ``tf.random.stateless_categorical``.
+
+    >>> import gradtape as gt
+    >>> gt.random.stateless_categorical(gt.math.log([[0.5, 0.5], [0.1, 0.9]]), 5, seed=[7, 17]).numpy().tolist()
+    [[1, 0, 1, 0, 0], [1, 1, 1, 1, 0]]
+    """
+    del name
+    n = _scalar(num_samples)
+    if n is None or isinstance(n, float):
+        raise TypeError(f"num_samples must be an integer, got {num_samples!r}")
+    return _philox_categorical(logits, int(n), _seed_tensor(seed), _as_dtype(dtype), "seed")
+
+
+def split(seed: _Any, num: int = 2, alg: _Any = "auto_select") -> _Any:
+    """``num`` new seeds (shape ``[num, 2]``, the seed's dtype) from ``seed``. TF
+    equivalent: ``tf.random.split`` (``tf.random.experimental.stateless_split``).
+
+    >>> import gradtape as gt
+    >>> gt.random.split([1, 2], num=3).numpy().tolist()
+    [[1105988140, 1738052849], [-335576002, 370444179], [10670227, -246211131]]
+    """
+    _check_alg(alg)
+    s = _seed_tensor(seed)
+    return stateless_uniform([num, 2], s, minval=None, maxval=None, dtype=s.dtype)
+
+
+def fold_in(seed: _Any, data: _Any, alg: _Any = "auto_select") -> _Any:
+    """A new seed from ``seed`` and the integer ``data`` (a replica id, a step):
+    ``[draw, data]``, the dtype ``data``'s. TF equivalent: ``tf.random.fold_in``
+    (``tf.random.experimental.stateless_fold_in``).
+
+    >>> import gradtape as gt
+    >>> gt.random.fold_in([1, 2], 3).numpy().tolist()
+    [1105988140, 3]
+    """
+    from ._gradtape import convert_to_tensor, stack
+
+    _check_alg(alg)
+    d = convert_to_tensor(data)
+    if d.dtype.name not in _INTS:
+        raise TypeError(f"data must be an int32 or int64 scalar, got dtype {d.dtype.name}")
+    first = stateless_uniform([], _seed_tensor(seed), minval=None, maxval=None, dtype=d.dtype)
+    return stack([first, d])
+
+
+def categorical(
+    logits: _Any, num_samples: _Any, dtype: _Any = None, seed: _Any = None, name: str | None = None
+) -> _Any:
+    """``num_samples`` class indices per row of ``logits`` (``[batch, classes]``), drawn
+    under TF's seed rules (``set_seed`` and the op ``seed``, as ``gt.random.uniform``).
+    TF equivalent: ``tf.random.categorical``.
+
+    >>> import gradtape as gt
+    >>> gt.random.categorical(gt.math.log([[1e-9, 1.0]]), 4, seed=1).numpy().tolist()
+    [[1, 1, 1, 1]]
+    """
+    del name
+    pair = uniform([2], minval=-(2**63), maxval=2**63, dtype="int64", seed=seed)
+    return stateless_categorical(logits, num_samples, pair, dtype="int64" if dtype is None else dtype)
+
+
+_STATE_SIZE = 3  # Philox: a 128-bit counter and a 64-bit key, as int64 words
+
+
+def create_rng_state(seed: _Any, alg: _Any) -> _Any:
+    """A generator state (int64, shape [3] for Philox: ``[counter_lo, counter_hi, key]``)
+    from an integer (cut into 64-bit words, lowest first) or a vector (padded with zeros
+    on the left). TF equivalent: ``tf.random.create_rng_state``.
+
+    >>> import gradtape as gt
+    >>> gt.random.create_rng_state(1234, "philox").numpy().tolist()
+    [1234, 0, 0]
+    """
+    import numpy as np
+
+    from ._gradtape import constant
+
+    _alg(alg)
+    if isinstance(seed, int) and not isinstance(seed, bool):
+        words = []
+        for _ in range(_STATE_SIZE):
+            words.append(seed & 0xFFFFFFFFFFFFFFFF)
+            seed >>= 64
+    else:
+        raw = seed.numpy() if hasattr(seed, "numpy") else seed
+        words = [int(w) for w in np.asarray(raw).reshape(-1).tolist()]
+    words = [w - 2**64 if w >= 2**63 else w for w in (w & 0xFFFFFFFFFFFFFFFF for w in words)][:_STATE_SIZE]
+    words = [0] * (_STATE_SIZE - len(words)) + words
+    return constant(np.array(words, dtype=np.int64))
+
+
+def _shape_count(shape: _Any) -> tuple[list[int], int]:
+    from ._gradtape import convert_to_tensor
+
+    if hasattr(shape, "numpy") or hasattr(shape, "as_list"):
+        dims = list(shape.as_list()) if hasattr(shape, "as_list") else convert_to_tensor(shape).numpy().tolist()
+    elif isinstance(shape, int):
+        dims = [shape]
+    else:
+        dims = list(shape)
+    out = []
+    for d in dims:
+        if d is None or int(d) < 0:
+            raise ValueError(f"shape must be fully defined and non-negative, got {shape!r}")
+        out.append(int(d))
+    n = 1
+    for d in out:
+        n *= d
+    return out, n
+
+
+class Generator(_Module):
+    """A random-number generator whose state is a variable: ``normal``, ``uniform``,
+    ``truncated_normal`` draw TF 2.21's numbers (Philox) from the state and advance it, so
+    a generator saved in a ``gt.train.Checkpoint`` (as TF's, its state is a variable) or a
+    SavedModel resumes the same sequence. TF equivalent: ``tf.random.Generator``.
+
+    The state is ``[counter_lo, counter_hi, key]`` (int64); each draw of ``n`` values
+    advances the counter by ``256 * n``, as TF's ``RngReadAndSkip``. A generator is a
+    ``gt.Module``: a module holding one lists its state among its (non-trainable)
+    ``variables``.
+
+    >>> import gradtape as gt
+    >>> g = gt.random.Generator.from_seed(1)
+    >>> [round(v, 6) for v in g.normal([3]).numpy().tolist()]
+    [0.438423, -0.534398, -0.077103]
+    >>> g.state.numpy().tolist()
+    [769, 0, 0]
+    """
+
+    def __init__(self, copy_from: Generator | None = None, state: _Any = None, alg: _Any = None) -> None:
+        from ._variable import Variable
+
+        super().__init__(name="random_generator")
+        if copy_from is not None:
+            if state is not None or alg is not None:
+                raise ValueError("Generator: give copy_from, or state and alg, not both")
+            value: _Any = copy_from.state.read_value()
+            self._alg = copy_from.algorithm
+        else:
+            if state is None or alg is None:
+                raise ValueError("Generator: state and alg must be given together (or use from_seed)")
+            self._alg = _alg(alg)
+            _check_alg(self._alg)
+            if isinstance(state, Variable):
+                self._check_shape(state)
+                self._state_var = state
+                return
+            value = self._state_tensor(state)
+        with self.name_scope:
+            self._state_var = Variable(value, trainable=False, name="StateVar", dtype="int64")
+
+    @staticmethod
+    def _state_tensor(state: _Any) -> _Any:
+        from ._gradtape import cast, convert_to_tensor
+
+        if isinstance(state, (list, tuple)):
+            import numpy as np
+
+            state = np.array([w - 2**64 if isinstance(w, int) and w >= 2**63 else w for w in state], dtype=np.int64)
+        t = cast(convert_to_tensor(state), "int64")
+        Generator._check_shape(t)
+        return t
+
+    @staticmethod
+    def _check_shape(t: _Any) -> None:
+        if tuple(t.shape) != (_STATE_SIZE,):
+            raise ValueError(f"A Philox generator state must have shape [{_STATE_SIZE}], got {list(t.shape)}")
+
+    @classmethod
+    def from_seed(cls, seed: _Any, alg: _Any = None) -> Generator:
+        """A generator whose state is ``create_rng_state(seed, alg)``."""
+        alg = Algorithm.PHILOX.value if alg is None else _alg(alg)
+        return cls(state=create_rng_state(seed, alg), alg=alg)
+
+    @classmethod
+    def from_state(cls, state: _Any, alg: _Any) -> Generator:
+        """A generator with the given state."""
+        return cls(state=state, alg=alg)
+
+    @classmethod
+    def from_non_deterministic_state(cls, alg: _Any = None) -> Generator:
+        """A generator whose state comes from the operating system's entropy."""
+        import numpy as np
+
+        alg = Algorithm.PHILOX.value if alg is None else _alg(alg)
+        words = np.frombuffer(_os.urandom(8 * _STATE_SIZE), dtype=np.int64).copy()
+        return cls(state=words, alg=alg)
+
+    @classmethod
+    def from_key_counter(cls, key: _Any, counter: _Any, alg: _Any) -> Generator:
+        """A generator with the given key (a scalar) and counter (two words)."""
+        return cls(state=cls._key_counter_state(key, counter), alg=alg)
+
+    @staticmethod
+    def _key_counter_state(key: _Any, counter: _Any) -> _Any:
+        import numpy as np
+
+        def words(x: _Any) -> list[int]:
+            raw = x.numpy() if hasattr(x, "numpy") else x
+            return [int(w) for w in np.asarray(raw).reshape(-1).tolist()]
+
+        c, k = words(counter), words(key)
+        if len(c) != _STATE_SIZE - 1 or len(k) != 1:
+            raise ValueError(f"counter must have {_STATE_SIZE - 1} words and key one, got {len(c)} and {len(k)}")
+        return Generator._state_tensor(c + k)
+
+    @property
+    def state(self) -> _Any:
+        """The state variable (int64, ``[counter_lo, counter_hi, key]``)."""
+        return self._state_var
+
+    @property
+    def algorithm(self) -> int:
+        """The algorithm id (``Algorithm.PHILOX.value``)."""
+        return self._alg
+
+    @property
+    def key(self) -> _Any:
+        """The key part of the state (a scalar)."""
+        return self._state_var.read_value()[-1]
+
+    def reset(self, state: _Any) -> None:
+        """Sets the state."""
+        self._state_var.assign(self._state_tensor(state))
+
+    def reset_from_seed(self, seed: _Any) -> None:
+        """Sets the state to ``create_rng_state(seed, self.algorithm)``."""
+        self._state_var.assign(create_rng_state(seed, self._alg))
+
+    def reset_from_key_counter(self, key: _Any, counter: _Any) -> None:
+        """Sets the state from a key and a counter."""
+        self._state_var.assign(self._key_counter_state(key, counter))
+
+    def skip(self, delta: int) -> _Any:
+        """Advances the state as a draw of ``delta`` values does; returns the old state."""
+        old = self._state_var.read_value()
+        self._state_var.assign(_rng_skip(old, int(delta)))
+        return old
+
+    def _take(self, shape: _Any) -> tuple[list[int], _Any]:
+        dims, n = _shape_count(shape)
+        return dims, self.skip(n)
+
+    def normal(self, shape: _Any, mean: _Any = 0.0, stddev: _Any = 1.0, dtype: _Any = "float32",
+               name: str | None = None) -> _Any:
+        """Normal samples (TF's numbers for the same state)."""
+        del name
+        dims, state = self._take(shape)
+        return _draw(dims, "normal", state, mean, stddev, _as_dtype(dtype), "state")
+
+    def truncated_normal(self, shape: _Any, mean: _Any = 0.0, stddev: _Any = 1.0, dtype: _Any = "float32",
+                         name: str | None = None) -> _Any:
+        """Normal samples within two standard deviations of the mean."""
+        del name
+        dims, state = self._take(shape)
+        return _draw(dims, "truncated_normal", state, mean, stddev, _as_dtype(dtype), "state")
+
+    def uniform(self, shape: _Any, minval: _Any = 0, maxval: _Any = None, dtype: _Any = "float32",
+                name: str | None = None) -> _Any:
+        """Uniform samples on ``[minval, maxval)`` (integers: as ``stateless_uniform``)."""
+        del name
+        dtype = _as_dtype(dtype)
+        if dtype.is_integer and (minval is None) != (maxval is None):
+            raise ValueError(
+                f"For integer dtype {dtype.name}, minval and maxval must be both `None` or both non-`None`; "
+                f"got minval={minval} and maxval={maxval}"
+            )
+        dims, state = self._take(shape)
+        return _uniform(dims, state, minval, maxval, dtype, "state")
+
+    def uniform_full_int(self, shape: _Any, dtype: _Any = "uint64", name: str | None = None) -> _Any:
+        """Integers over the whole range of ``dtype``."""
+        del name
+        dims, state = self._take(shape)
+        return _philox_sample(dims, "uniform_full_int", state, 0.0, 0.0, _as_dtype(dtype), "state")
+
+    def make_seeds(self, count: int = 1) -> _Any:
+        """Seeds for the stateless ops: an int64 tensor ``[2, count]`` (column ``i`` one seed)."""
+        from ._gradtape import stack, zeros_like
+
+        keys = self.uniform_full_int([count], dtype="int64")
+        return stack([keys, zeros_like(keys)])
+
+    def split(self, count: int = 1) -> list[Generator]:
+        """``count`` new independent generators (this one's state advances)."""
+        keys = self.uniform_full_int([count], dtype="int64").numpy().tolist()
+        return [Generator(state=[0] * (_STATE_SIZE - 1) + [k], alg=self._alg) for k in keys]
+
+
+_global_generator: Generator | None = None
+
+
+def get_global_generator() -> Generator:
+    """The global generator (made from the operating system's entropy on first use).
+    TF equivalent: ``tf.random.get_global_generator``.
+
+    >>> import gradtape as gt
+    >>> gt.random.get_global_generator().normal([2]).shape
+    TensorShape([2])
+    """
+    global _global_generator
+    if _global_generator is None:
+        _global_generator = Generator.from_non_deterministic_state()
+    return _global_generator
+
+
+def set_global_generator(generator: Generator) -> None:
+    """Replaces the global generator. TF equivalent: ``tf.random.set_global_generator``.
+
+    >>> import gradtape as gt
+    >>> gt.random.set_global_generator(gt.random.Generator.from_seed(1))
+    >>> gt.random.get_global_generator().state.numpy().tolist()
+    [1, 0, 0]
+    """
+    global _global_generator
+    if not isinstance(generator, Generator):
+        raise TypeError(f"set_global_generator expects a gt.random.Generator, got {type(generator).__name__}")
+    _global_generator = generator
+
+
+__all__ += [
+    "Algorithm", "Generator", "categorical", "create_rng_state", "fold_in", "get_global_generator",
+    "set_global_generator", "split", "stateless_categorical", "stateless_normal", "stateless_truncated_normal",
+    "stateless_uniform",
+]
