@@ -62,6 +62,10 @@ class Module:
     [[3.0, 3.0]]
     """
 
+    # Whether a deferred checkpoint restore assigns a variable as it is set on an
+    # attribute (layers assign theirs when their build is done).
+    _RESTORE_ON_SETATTR = True
+
     # Attributes the walk skips (a subclass may add its own).
     _TF_MODULE_IGNORED_PROPERTIES: frozenset[str] = frozenset()
 
@@ -86,7 +90,7 @@ class Module:
         # A checkpoint restored before this module made its variables (TF's deferred
         # restoration): a variable assigned to an attribute takes its saved value now.
         train = sys.modules.get("gradtape.train")
-        if train is not None and train._PENDING and _may_hold_variables(value):
+        if train is not None and train._PENDING and self._RESTORE_ON_SETATTR and _may_hold_variables(value):
             train._on_variables_created()
 
     @property

@@ -523,8 +523,8 @@ def _checkpoint_file(ckpt_dir_or_file: str | os.PathLike[str]) -> str:
 
 
 class CheckpointReader:
-    """The values of one checkpoint file by name (TF's names, or gradtape's). TF
-    equivalent: the reader ``tf.train.load_checkpoint`` returns."""
+    """The values of one checkpoint file by name (TF's names, or gradtape's).
+    TF equivalent: the reader ``tf.train.load_checkpoint`` returns."""
 
     def __init__(self, path: str) -> None:
         from .errors import DataLossError
@@ -580,8 +580,8 @@ def list_variables(ckpt_dir_or_file: str | os.PathLike[str]) -> list[tuple[str, 
 
 
 def load_variable(ckpt_dir_or_file: str | os.PathLike[str], name: str) -> Any:
-    """The value saved under ``name`` (TF's key or gradtape's path), a numpy array. TF
-    equivalent: ``tf.train.load_variable``."""
+    """The value saved under ``name`` (TF's key or gradtape's path), a numpy array.
+    TF equivalent: ``tf.train.load_variable``."""
     if name.endswith(":0"):
         name = name[:-2]
     return load_checkpoint(ckpt_dir_or_file).get_tensor(name)
@@ -600,12 +600,16 @@ class CheckpointState:
                 f"all_model_checkpoint_paths={self.all_model_checkpoint_paths!r})")
 
 
-def get_checkpoint_state(checkpoint_dir: str | os.PathLike[str], latest_filename: str | None = None) -> CheckpointState | None:
+def get_checkpoint_state(
+    checkpoint_dir: str | os.PathLike[str], latest_filename: str | None = None
+) -> CheckpointState | None:
     """The directory's ``checkpoint`` file, or ``None`` if there is none. TF equivalent:
     ``tf.train.get_checkpoint_state``."""
     d = os.fspath(checkpoint_dir)
     if latest_filename is not None and latest_filename != _STATE_FILE:
-        raise ValueError(f"gradtape keeps a directory's state in {_STATE_FILE!r}, got latest_filename={latest_filename!r}")
+        raise ValueError(
+            f"gradtape keeps a directory's state in {_STATE_FILE!r}, got latest_filename={latest_filename!r}"
+        )
     state = _read_state(d)
     if state is None:
         return None
