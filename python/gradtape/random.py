@@ -4,8 +4,11 @@ Native (``ops::random`` in the crate), with TF's seed rules: ``set_seed`` makes 
 program's sequence reproducible; an op-level ``seed=`` makes calls reproducible after
 ``set_seed`` (the first call with a seed gives one tensor, the second another, and
 ``set_seed`` starts them over, as TF's kernels do); with neither, every call differs.
-The numbers are gradtape's (ChaCha12 streams), not TF's (its Philox streams are not
-reproduced).
+The numbers of these seeded ops are gradtape's (ChaCha12 streams), not TF's (its Philox
+streams are not reproduced). The stateless ops (``stateless_uniform``, ``stateless_normal``,
+``stateless_truncated_normal``, ``stateless_categorical``, ``split``, ``fold_in``) and
+``Generator``'s draws are TF 2.21's, bit for bit (Philox-4x32-10 and TF's CPU
+distributions); ``categorical`` draws its seed pair under the rules above.
 
 >>> import gradtape as gt
 >>> gt.random.set_seed(1)

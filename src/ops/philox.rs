@@ -55,7 +55,12 @@ impl Philox {
     /// Advances the 128-bit counter by `n` blocks (wrapping).
     pub fn skip(&mut self, n: u128) {
         let c = self.counter_u128().wrapping_add(n);
-        self.counter = [c as u32, (c >> 32) as u32, (c >> 64) as u32, (c >> 96) as u32];
+        self.counter = [
+            c as u32,
+            (c >> 32) as u32,
+            (c >> 64) as u32,
+            (c >> 96) as u32,
+        ];
     }
 
     fn counter_u128(&self) -> u128 {
@@ -259,7 +264,9 @@ pub fn uniform_from(
         DType::F32 => {
             let (lo, hi) = (minval as f32, maxval as f32);
             let r = hi - lo;
-            fill(OP, shape, gen, 1, |g| g.block().map(|x| u32_to_f32(x) * r + lo))
+            fill(OP, shape, gen, 1, |g| {
+                g.block().map(|x| u32_to_f32(x) * r + lo)
+            })
         }
         DType::F64 => {
             let r = maxval - minval;
@@ -271,7 +278,9 @@ pub fn uniform_from(
         DType::F16 => {
             let (lo, hi) = (f16::from_f64(minval), f16::from_f64(maxval));
             let r = hi - lo;
-            fill(OP, shape, gen, 1, |g| g.block().map(|x| u16_to_f16(x) * r + lo))
+            fill(OP, shape, gen, 1, |g| {
+                g.block().map(|x| u16_to_f16(x) * r + lo)
+            })
         }
         d => Err(float_dtype_error(OP, d)),
     }
@@ -303,7 +312,9 @@ pub fn normal_from(
         }),
         DType::F16 => {
             let (m, s) = (f16::from_f64(mean), f16::from_f64(stddev));
-            fill(OP, shape, gen, 1, |g| f4(g).map(|z| f16::from_f32(z) * s + m))
+            fill(OP, shape, gen, 1, |g| {
+                f4(g).map(|z| f16::from_f32(z) * s + m)
+            })
         }
         d => Err(float_dtype_error(OP, d)),
     }
@@ -605,7 +616,15 @@ pub fn stateless_uniform(
     maxval: f64,
     dtype: DType,
 ) -> Result<Tensor> {
-    stateless(Distribution::Uniform, shape, Source::Seed, seed, minval, maxval, dtype)
+    stateless(
+        Distribution::Uniform,
+        shape,
+        Source::Seed,
+        seed,
+        minval,
+        maxval,
+        dtype,
+    )
 }
 
 /// Samples of the normal distribution that depend only on `seed`. TF equivalent:
@@ -617,7 +636,15 @@ pub fn stateless_normal(
     stddev: f64,
     dtype: DType,
 ) -> Result<Tensor> {
-    stateless(Distribution::Normal, shape, Source::Seed, seed, mean, stddev, dtype)
+    stateless(
+        Distribution::Normal,
+        shape,
+        Source::Seed,
+        seed,
+        mean,
+        stddev,
+        dtype,
+    )
 }
 
 /// Truncated normal samples that depend only on `seed`. TF equivalent:
@@ -740,11 +767,7 @@ pub(super) mod python {
             "truncated_normal" => Distribution::TruncatedNormal,
             "uniform_int" => Distribution::UniformInt,
             "uniform_full_int" => Distribution::UniformFullInt,
-            _ => {
-                return Err(PyValueError::new_err(format!(
-                    "unknown distribution {s:?}"
-                )))
-            }
+            _ => return Err(PyValueError::new_err(format!("unknown distribution {s:?}"))),
         })
     }
 
@@ -803,7 +826,10 @@ pub(super) mod python {
         })?;
         let src = source_arg(kind)?;
         let dt = to_dtype(dtype)?;
-        let (l, s) = (to_tensor(logits, Some(DType::F32))?, to_tensor(source, None)?);
+        let (l, s) = (
+            to_tensor(logits, Some(DType::F32))?,
+            to_tensor(source, None)?,
+        );
         let key = format!("{n:?},{dt:?},{src:?}");
         let f = move |xs: &[Tensor]| {
             let gen = super::philox_of("StatelessMultinomial", src, &xs[1])?;
@@ -848,7 +874,14 @@ mod tests {
         let u = stateless_uniform(&[6], &s, 0.0, 1.0, DType::F32).unwrap();
         assert_eq!(
             u.to_vec::<f32>().unwrap(),
-            vec![0.844_060_4, 0.192_045_33, 0.996_223_2, 0.160_387_4, 0.271_990_2, 0.649_345_99]
+            vec![
+                0.844_060_4,
+                0.192_045_33,
+                0.996_223_2,
+                0.160_387_4,
+                0.271_990_2,
+                0.649_345_99
+            ]
         );
         let d = stateless_uniform(&[3], &s, 0.0, 1.0, DType::F64).unwrap();
         assert_eq!(
@@ -864,7 +897,11 @@ mod tests {
         let w = uniform_full_int_from(&[3], g, DType::U64).unwrap();
         assert_eq!(
             w.to_vec::<u64>().unwrap(),
-            vec![7464880146280614444, 1591045637757961278, 17389275318164050067]
+            vec![
+                7464880146280614444,
+                1591045637757961278,
+                17389275318164050067
+            ]
         );
         let i = uniform_int_from(&[6], g, 0, 10, DType::I32).unwrap();
         assert_eq!(i.to_vec::<i32>().unwrap(), vec![0, 9, 4, 9, 7, 5]);
@@ -873,7 +910,14 @@ mod tests {
         let n = stateless_normal(&[6], &s, 0.0, 1.0, DType::F32).unwrap();
         assert_eq!(
             n.to_vec::<f32>().unwrap(),
-            vec![0.544_110_1, 0.207_380_31, 0.073_564_32, 0.046_434_55, -1.301_589_8, -0.953_856_5]
+            vec![
+                0.544_110_1,
+                0.207_380_31,
+                0.073_564_32,
+                0.046_434_55,
+                -1.301_589_8,
+                -0.953_856_5
+            ]
         );
         let n = stateless_normal(&[3], &s, 0.0, 1.0, DType::F64).unwrap();
         assert_eq!(
@@ -883,7 +927,14 @@ mod tests {
         let t = stateless_truncated_normal(&[6], &s, 0.0, 1.0, DType::F32).unwrap();
         assert_eq!(
             t.to_vec::<f32>().unwrap(),
-            vec![0.544_110_1, 0.207_380_31, 0.073_564_32, 0.046_434_55, 0.168_205_92, -1.685_033_3]
+            vec![
+                0.544_110_1,
+                0.207_380_31,
+                0.073_564_32,
+                0.046_434_55,
+                0.168_205_92,
+                -1.685_033_3
+            ]
         );
     }
 
