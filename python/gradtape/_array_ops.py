@@ -370,7 +370,7 @@ def sequence_mask(lengths: Any, maxlen: Any = None, dtype: Any = None, name: str
             raise TypeError(f"maxlen must be an integer, got {mv.dtype}")
         m = int(mv)
     m = max(m, 0)
-    mask = _native.less(_iota(m), _native.expand_dims(_native.cast(n, _native.int64), -1))
+    mask = _native.less(_native.range(m, dtype=_native.int64), _native.expand_dims(_native.cast(n, _native.int64), -1))
     if dtype is None or dtype == _native.bool or dtype == "bool":
         return mask
     return _native.cast(mask, dtype)

@@ -337,6 +337,8 @@ def band_part(input: Any, num_lower: Any, num_upper: Any, name: str | None = Non
             f"num_lower must be negative or less or equal to number of rows ({m}) got: {lo}; "
             f"num_upper must be negative or less or equal to number of columns ({n}) got: {hi} [Op:MatrixBandPart]"
         )
+    if x.size == 0:
+        return _native.identity(x)
     i = np.arange(m)[:, None]
     j = np.arange(n)[None, :]
     keep = ((lo < 0) | (i - j <= lo)) & ((hi < 0) | (j - i <= hi))
@@ -368,7 +370,7 @@ def set_diag(input: Any, diagonal: Any, name: str = "set_diag", k: int = 0, alig
         raise errors.InvalidArgumentError(
             f"diagonal must have shape {list(x.shape[:-2]) + [q]}, got {list(d.shape)} [Op:MatrixSetDiagV3]"
         )
-    if q == 0:
+    if x.size == 0:
         return _native.identity(x)
     # Row i of the embedded diagonal holds diagonal[i] in every column (rows ≥ q: any).
     rows = np.minimum(np.arange(m), q - 1)
