@@ -546,40 +546,32 @@ def tensor_scatter_nd_update(tensor: Any, indices: Any, updates: Any, name: str 
 
 
 def _tensor_scatter_minmax(tensor: Any, indices: Any, updates: Any, op: str) -> Any:
-    from ._custom_gradient import custom_gradient
-
     x, idx, upd, k = _tensor_scatter(tensor, indices, updates, op)
     if x.dtype.is_complex or x.dtype == _native.bool:
         raise errors.InvalidArgumentError(f"{op} takes real numbers, got {x.dtype.name} [Op:{op}]")
     shape = list(x.shape)
     pick = _native.maximum if op == "TensorScatterMax" else _native.minimum
-    layers = _occurrence_layers(idx, k)
-    if layers is None:
-        raise TypeError(f"{op}: indices must be concrete (not traced)")
-
-    def forward(xv: Any, uv: Any) -> Any:
-        out = xv
-        for rows in layers:
-            i_l, u_l = _take_updates(idx, uv, rows)
-            placed = _scatter_add(i_l, u_l, shape, k)
-            out = _native.where(_mask(i_l, shape, k), pick(out, placed), out)
+    n = int(np.prod(idx.shape[:-1], dtype=np.int64))
+    # Eager: repeated indices are applied one occurrence at a time; traced indices are
+    # taken as distinct.
+    layers = _occurrence_layers(idx, k) or [np.arange(n)]
+    xs = _native.stop_gradient(x)
+    us = _native.stop_gradient(upd)
+    out = xs
+    for rows in layers:
+        i_l, u_l = _take_updates(idx, us, rows) if len(layers) > 1 else (idx, us)
+        placed = _scatter_add(i_l, u_l, shape, k)
+        out = _native.where(_mask(i_l, shape, k), pick(out, placed), out)
+    if x.dtype.is_integer:
         return out
-
-    @custom_gradient
-    def run(xv: Any, uv: Any) -> Any:
-        out = _native.stop_gradient(forward(xv, uv))
-
-        def grad(dy: Any) -> Any:
-            # TF's rule: the gradient is shared among the elements equal to the result.
-            x_ind = _native.cast(_native.equal(xv, out), dy.dtype)
-            y_out = _native.gather_nd(out, idx)
-            y_ind = _native.cast(_native.equal(uv, y_out), dy.dtype)
-            ind = x_ind + _scatter_add(idx, y_ind, shape, k)
-            return dy * x_ind / ind, _native.gather_nd(dy / ind, idx) * y_ind
-
-        return out, grad
-
-    return run(x, upd)
+    # TF's gradient: shared equally among the elements equal to the result. As a
+    # value, x·cx + scatter(u·cu) with the shares held constant is the result itself.
+    x_ind = _native.cast(_native.equal(xs, out), x.dtype)
+    u_ind = _native.cast(_native.equal(us, _native.gather_nd(out, idx)), x.dtype)
+    count = x_ind + _scatter_add(idx, u_ind, shape, k)
+    cx = _native.stop_gradient(x_ind / count)
+    cu = _native.stop_gradient(u_ind / _native.gather_nd(count, idx))
+    return x * cx + _scatter_add(idx, upd * cu, shape, k)
 
 
 def tensor_scatter_nd_max(tensor: Any, indices: Any, updates: Any, name: str | None = None) -> Any:

@@ -220,7 +220,9 @@ def weighted_cross_entropy_with_logits(labels: Any, logits: Any, pos_weight: Any
         raise ValueError(f"logits and labels must have the same shape ({list(x.shape)} vs {list(z.shape)})")
     q = _t(pos_weight, x.dtype)
     log_weight = 1 + (q - 1) * z
-    return (1 - z) * x + log_weight * (_native.log1p(_native.exp(-_native.abs(x))) + _native.relu(-x))
+    # log1p(exp(-|x|)) + relu(-x) (TF's stable form) is softplus(-x); each input is used
+    # twice, so traced and eager gradients add their parts in the same order.
+    return (1 - z) * x + log_weight * _native.softplus(_native.negative(x))
 
 
 def log_poisson_loss(targets: Any, log_input: Any, compute_full_loss: bool = False, name: str | None = None) -> Any:
@@ -238,13 +240,16 @@ def log_poisson_loss(targets: Any, log_input: Any, compute_full_loss: bool = Fal
     t = _t(targets, li.dtype)
     if tuple(t.shape) != tuple(li.shape):
         raise ValueError(f"log_input and targets must have the same shape ({list(li.shape)} vs {list(t.shape)})")
-    result = _native.exp(li) - li * t
-    if compute_full_loss:
-        stirling = t * _native.log(t) - t + 0.5 * _native.log(2.0 * math.pi * t)
-        zeros = _native.zeros_like(t)
-        small = _native.logical_and(_native.greater_equal(t, zeros), _native.less_equal(t, _native.ones_like(t)))
-        result = result + _native.where(small, zeros, stirling)
-    return result
+    if not compute_full_loss:
+        return _native.exp(li) - li * t
+    # Stirling's term t·log(t) − t + ½·log(2πt), zero for targets in [0, 1], arranged so
+    # that each input is used twice (traced and eager gradients then add alike).
+    zeros = _native.zeros_like(t)
+    small = _native.logical_and(_native.greater_equal(t, zeros), _native.less_equal(t, _native.ones_like(t)))
+    lt = _native.log(t)
+    s_a = _native.where(small, zeros, lt - 1.0)
+    s_b = _native.where(small, zeros, 0.5 * (lt + math.log(2.0 * math.pi)))
+    return _native.exp(li) + t * (s_a - li) + s_b
 
 
 def compute_average_loss(per_example_loss: Any, sample_weight: Any = None, global_batch_size: Any = None,
