@@ -447,7 +447,9 @@ def scatter_nd(indices: Any, updates: Any, shape: Any, name: str | None = None) 
 
 def _tensor_scatter(tensor: Any, indices: Any, updates: Any, op: str) -> tuple[Any, Any, Any, int]:
     x = _t(tensor)
-    upd = _t(updates)
+    # Python values take the tensor's dtype (TF converts inputs of one type attribute
+    # alike); tensors and arrays keep theirs.
+    upd = _t(updates) if isinstance(updates, (_Tensor, _Variable, np.ndarray)) else _t(updates, x.dtype)
     if upd.dtype != x.dtype:
         raise errors.InvalidArgumentError(
             f"cannot compute {op} as input #2(zero-based) was expected to be a {x.dtype.name} "
