@@ -717,7 +717,8 @@ def unravel_index(indices: Any, dims: Any, name: str | None = None) -> Any:
         )
     if i.ndim > 1 or d.ndim != 1:
         raise errors.InvalidArgumentError(
-            f"The indices can only be scalar or vector, got shape {list(i.shape)}; dims must be a vector [Op:UnravelIndex]"
+            f"The indices can only be scalar or vector, got shape {list(i.shape)}; "
+            "dims must be a vector [Op:UnravelIndex]"
         )
     dv = _host(d, "dims")
     if (dv <= 0).any():
@@ -727,7 +728,8 @@ def unravel_index(indices: Any, dims: Any, name: str | None = None) -> Any:
         iv = np.asarray(i.numpy())
         if iv.size and (iv.min() < 0 or iv.max() >= total):
             raise errors.InvalidArgumentError(
-                f"index {int(iv.max() if iv.max() >= total else iv.min())} is out of bound as with dims {dv.tolist()} [Op:UnravelIndex]"
+                f"index {int(iv.max() if iv.max() >= total else iv.min())} is out of bound as "
+                f"with dims {dv.tolist()} [Op:UnravelIndex]"
             )
     rest = i
     coords = []
@@ -940,7 +942,7 @@ def saturate_cast(value: Any, dtype: Any, name: str | None = None) -> Any:
         return _native.cast(x, to)
 
     def limits(d: Any) -> tuple[float, float]:
-        nd = np.dtype(d.name if d.name not in ("complex64", "complex128") else ("float32" if d.name == "complex64" else "float64"))
+        nd = np.dtype({"complex64": "float32", "complex128": "float64"}.get(d.name, d.name))
         info = np.finfo(nd) if nd.kind == "f" else np.iinfo(nd)
         return float(info.min), float(info.max)
 
@@ -1072,7 +1074,8 @@ def space_to_batch_nd(input: Any, block_shape: Any, paddings: Any, name: str | N
     for s, k in zip(spatial, bsh):
         split += [s // k, k]
     y = _native.reshape(x, split + rest)
-    perm = [2 + 2 * i for i in range(m)] + [0] + [1 + 2 * i for i in range(m)] + list(range(1 + 2 * m, 1 + 2 * m + len(rest)))
+    perm = [2 + 2 * i for i in range(m)] + [0] + [1 + 2 * i for i in range(m)]
+    perm += list(range(1 + 2 * m, 1 + 2 * m + len(rest)))
     y = _native.transpose(y, perm)
     return _native.reshape(y, [b * int(np.prod(bsh))] + [s // k for s, k in zip(spatial, bsh)] + rest)
 
@@ -1096,7 +1099,8 @@ def batch_to_space(input: Any, block_shape: Any, crops: Any, name: str | None = 
     prod = int(np.prod(bsh))
     if shape[0] % prod:
         raise errors.InvalidArgumentError(
-            f"Input batch dimension ({shape[0]}) is not divisible by product of block sizes ({prod}) [Op:BatchToSpaceND]"
+            f"Input batch dimension ({shape[0]}) is not divisible by product of block sizes "
+            f"({prod}) [Op:BatchToSpaceND]"
         )
     b = shape[0] // prod
     spatial, rest = shape[1:1 + m], shape[1 + m:]

@@ -149,7 +149,9 @@ def weighted_moments(x: Any, axes: Any, frequency_weights: Any, keepdims: bool =
     return mean, var
 
 
-def normalize_moments(counts: Any, mean_ss: Any, variance_ss: Any, shift: Any, name: str | None = None) -> tuple[Any, Any]:
+def normalize_moments(
+    counts: Any, mean_ss: Any, variance_ss: Any, shift: Any, name: str | None = None
+) -> tuple[Any, Any]:
     """``(mean, variance)`` from a count, a (shifted) sum and a (shifted) sum of squares.
     TF equivalent: ``tf.nn.normalize_moments``.
 

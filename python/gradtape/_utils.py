@@ -140,7 +140,8 @@ def ensure_shape(x: Any, shape: Any, name: str | None = None) -> Any:
     ):
         fmt = "[" + ",".join("?" if w is None else str(w) for w in want) + "]"
         raise errors.InvalidArgumentError(
-            f"Shape of tensor x [{','.join(map(str, got))}] is not compatible with expected shape {fmt}. [Op:EnsureShape]"
+            f"Shape of tensor x [{','.join(map(str, got))}] is not compatible with expected "
+            f"shape {fmt}. [Op:EnsureShape]"
         )
     return _native.identity(t)
 
@@ -234,6 +235,7 @@ def gradients(ys: Any, xs: Any, grad_ys: Any = None, name: str = "gradients", ga
               unconnected_gradients: Any = None) -> Any:
     """TF's graph-mode ``tf.gradients``: not supported eagerly, where TF raises this
     ``RuntimeError``; use ``gt.GradientTape`` (also inside a ``gt.function``).
+    TF equivalent: ``tf.gradients``.
 
     >>> import gradtape as gt
     >>> try:
