@@ -793,7 +793,13 @@ def broadcast_dynamic_shape(shape_x: Any, shape_y: Any) -> Any:
     gt.Tensor([2 3], shape=(2,), dtype=int32)
     """
     x, y = _t(shape_x), _t(shape_y)
-    dt = x.dtype if x.dtype in (_native.int32, _native.int64) else _native.int32
+    if x.dtype not in (_native.int32, _native.int64) or y.dtype != x.dtype:
+        raise TypeError(
+            f"shape_x and shape_y must both be int32 or int64 vectors, got {x.dtype.name} and {y.dtype.name}"
+        )
+    if x.ndim != 1 or y.ndim != 1:
+        raise errors.InvalidArgumentError("shape_x and shape_y must be vectors [Op:BroadcastArgs]")
+    dt = x.dtype
     a = _host(x, "shape_x").astype(np.int64).reshape(-1).tolist()
     b = _host(y, "shape_y").astype(np.int64).reshape(-1).tolist()
     out = []
