@@ -509,8 +509,50 @@ def matrix_rank(a: Any, tol: Any = None, validate_args: bool = False, name: str 
     return _native.reduce_sum(_native.cast(_native.greater(s, t), _native.int32), axis=-1)
 
 
+def _one_spatial(v: Any, what: str) -> int:
+    if isinstance(v, (int, np.integer)) and not isinstance(v, bool):
+        return int(v)
+    vals = list(v) if isinstance(v, (list, tuple)) else None
+    if vals is not None and len(vals) == 1:
+        return int(vals[0])
+    if vals is not None and len(vals) == 3 and vals[0] == 1 and vals[2] == 1:
+        return int(vals[1])
+    raise ValueError(f"{what} must be an int or a list of 1 or 3 ints (batch and channel 1), got {v!r}")
+
+
+def conv1d_transpose(input: Any, filters: Any, output_shape: Any, strides: Any, padding: str = "SAME",  # noqa: A002
+                     data_format: str = "NWC", dilations: Any = None, name: str | None = None) -> Any:
+    """The transpose of ``conv1d`` (its gradient with respect to the input): ``input``
+    is ``[batch, width, in_channels]``, ``filters`` ``[width, output_channels,
+    in_channels]``, the result has ``output_shape`` ``[batch, out_width,
+    output_channels]``. TF equivalent: ``tf.nn.conv1d_transpose`` (TF computes it as a
+    2-D transpose over a height of 1, as here).
+
+    >>> import gradtape as gt
+    >>> print(gt.nn.conv1d_transpose(gt.ones([1, 2, 1]), gt.ones([2, 1, 1]), [1, 3, 1], 1, "VALID")[0, :, 0])
+    gt.Tensor([1. 2. 1.], shape=(3,), dtype=float32)
+    """
+    del name
+    if data_format != "NWC":
+        raise ValueError(f"conv1d_transpose: only data_format='NWC' is supported, got {data_format!r}")
+    x = _t(input)
+    w = _t(filters)
+    if x.ndim != 3 or w.ndim != 3:
+        raise ValueError(f"input and filters must be rank 3, got ranks {x.ndim} and {w.ndim}")
+    out = [int(d) for d in _host(output_shape, "output_shape").reshape(-1).tolist()]
+    if len(out) != 3:
+        raise ValueError(f"output_shape must have 3 elements, got {out}")
+    s = _one_spatial(strides, "strides")
+    d = 1 if dilations is None else _one_spatial(dilations, "dilations")
+    y = _native.conv2d_transpose(
+        _native.expand_dims(x, 1), _native.expand_dims(w, 0), [out[0], 1, out[1], out[2]],
+        strides=[1, s], padding=padding, dilations=[1, d],
+    )
+    return _native.squeeze(y, [1])
+
+
 NN_ALL = [
-    "batch_normalization", "bias_add", "compute_average_loss", "crelu",
+    "batch_normalization", "bias_add", "compute_average_loss", "conv1d_transpose", "crelu",
     "local_response_normalization", "log_poisson_loss", "moments", "normalize_moments",
     "weighted_cross_entropy_with_logits", "weighted_moments",
 ]

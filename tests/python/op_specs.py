@@ -1535,6 +1535,15 @@ row("local_response_normalization", lambda x: gt.nn.local_response_normalization
     lambda x: _np_lrn(x, 1, 2.0, 0.5, 0.75), [((1, 2, 1, 4),)], fwd_tol={**FORWARD_TOL, "float16": (1e-2, 1e-2)})
 row("lrn", lambda x: gt.nn.lrn(x, 2, 1.0, 0.3, 0.5), lambda x: _np_lrn(x, 2, 1.0, 0.3, 0.5), [((1, 1, 2, 5),)],
     fwd_tol={**FORWARD_TOL, "float16": (1e-2, 1e-2)})
+for _pad, _st, _ow in [("SAME", 2, 6), ("VALID", 1, 5)]:
+    row(
+        "conv1d_transpose",
+        (lambda p, st, ow: lambda x, w: gt.nn.conv1d_transpose(x, w, [2, ow, 3], st, p))(_pad, _st, _ow),
+        (lambda p, st, ow: lambda x, w: _np_conv2d_transpose(x[:, None], w[None], (2, 1, ow, 3), (1, st), p)[:, 0])(
+            _pad, _st, _ow),
+        [((2, 3, 2), (3, 3, 2))],
+        case=f"{_pad},s={_st}",
+    )
 row("band_part", lambda x: gt.linalg.band_part(x, 1, 0), lambda x: np.tril(np.triu(x, -1)), [((3, 3),), ((2, 3, 4),)])
 row("set_diag", gt.linalg.set_diag,
     lambda x, d: (lambda o: (o.__setitem__((..., np.arange(2), np.arange(2)), d), o)[1])(x.copy()),
@@ -1614,6 +1623,7 @@ REAL_ONLY = {
     # tf.linalg.pinv take real numbers only
     "sort", "tensor_scatter_nd_max", "tensor_scatter_nd_min", "crelu",
     "weighted_cross_entropy_with_logits", "local_response_normalization", "lrn", "cross", "pinv",
+    "conv1d_transpose",
 }
 
 

@@ -419,3 +419,17 @@ def test_nest_module():
     with pytest.raises(TypeError):
         gt.nest.assert_same_structure([1, 2], (1, 2))
     gt.nest.assert_same_structure([1, 2], (1, 2), check_types=False)
+
+
+def test_conv1d_transpose_matches_tf():
+    x = gt.reshape(gt.range(1.0, 7.0), [1, 3, 2])
+    w = gt.reshape(gt.range(1.0, 13.0), [3, 2, 2]) / 10
+    want_same = [[[0.5, 1.1], [1.7, 2.3], [4.0, 6.0], [3.9, 5.3], [8.4, 12.0], [6.1, 8.3]]]
+    np.testing.assert_allclose(L(gt.nn.conv1d_transpose(x, w, [1, 6, 2], 2, "SAME")), want_same, rtol=1e-6)
+    want_valid = [[[0.5, 1.1], [2.8, 4.8], [8.5, 12.7], [12.8, 16.4], [10.5, 12.7]]]
+    np.testing.assert_allclose(L(gt.nn.conv1d_transpose(x, w, [1, 5, 2], [1], "VALID")), want_valid, rtol=1e-6)
+    want_dil = [[[0.5, 1.1], [1.1, 2.5], [3.4, 6.2], [3.9, 5.3], [9.0, 11.8], [6.7, 8.1], [10.5, 12.7]]]
+    got = gt.nn.conv1d_transpose(x, w, [1, 7, 2], [1, 1, 1], "VALID", dilations=2)
+    np.testing.assert_allclose(L(got), want_dil, rtol=1e-6)
+    with pytest.raises(ValueError):
+        gt.nn.conv1d_transpose(x, w, [1, 6, 2], [2, 2], "SAME")
