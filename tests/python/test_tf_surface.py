@@ -433,3 +433,20 @@ def test_conv1d_transpose_matches_tf():
     np.testing.assert_allclose(L(got), want_dil, rtol=1e-6)
     with pytest.raises(ValueError):
         gt.nn.conv1d_transpose(x, w, [1, 6, 2], [2, 2], "SAME")
+
+
+def test_control_dependencies_in_a_trace_sees_effects_in_program_order():
+    v = gt.Variable(1.0)
+    seen = []
+
+    @gt.function
+    def f(x):
+        a = v.assign_add(x)
+        with gt.control_dependencies([a]):
+            seen.append(gt.executing_eagerly())
+            out = v.read_value() * 2.0
+        return out
+
+    assert float(f(gt.constant(2.0))) == 6.0
+    assert float(f(gt.constant(2.0))) == 10.0  # the traced graph reads after the assign
+    assert seen == [False]
