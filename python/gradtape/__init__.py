@@ -94,3 +94,38 @@ __all__ += ["keras", "data", "TensorArray", "device", "init_scope", "py_function
 __all__ += ["distributed"]
 __all__ += ["saved_model", "train"]
 __all__ += ["clip_by_global_norm"]
+
+# issue 14: array / structural ops, small utilities and initializer aliases
+from . import nest  # noqa: E402
+from ._array_ops import (  # noqa: E402
+    argsort, batch_to_space, broadcast_dynamic_shape, broadcast_static_shape, identity_n,
+    meshgrid, parallel_stack, realdiv, reverse, reverse_sequence, roll, saturate_cast, scan,
+    scatter_nd, searchsorted, sequence_mask, shape_n, sort, space_to_batch_nd, strided_slice,
+    tensor_scatter_nd_add, tensor_scatter_nd_max, tensor_scatter_nd_min, tensor_scatter_nd_sub,
+    tensor_scatter_nd_update, truncatediv, truncatemod, unique, unique_with_counts,
+    unravel_index,
+)
+from ._utils import (  # noqa: E402
+    assert_equal, assert_greater, assert_less, assert_rank, control_dependencies, ensure_shape,
+    executing_eagerly, get_current_name_scope, gradients, group, is_tensor, no_gradient, no_op,
+)
+from .dtypes import as_dtype  # noqa: E402
+from .initializers import Constant as constant_initializer  # noqa: E402
+from .initializers import Ones as ones_initializer  # noqa: E402
+from .initializers import RandomNormal as random_normal_initializer  # noqa: E402
+from .initializers import RandomUniform as random_uniform_initializer  # noqa: E402
+from .initializers import Zeros as zeros_initializer  # noqa: E402
+
+__all__ += [
+    "argsort", "as_dtype", "assert_equal", "assert_greater", "assert_less", "assert_rank",
+    "batch_to_space", "broadcast_dynamic_shape", "broadcast_static_shape",
+    "constant_initializer", "control_dependencies", "ensure_shape", "executing_eagerly",
+    "get_current_name_scope", "gradients", "group", "identity_n", "is_tensor", "meshgrid",
+    "nest", "no_gradient", "no_op", "ones_initializer", "parallel_stack",
+    "random_normal_initializer", "random_uniform_initializer", "realdiv", "reverse",
+    "reverse_sequence", "roll", "saturate_cast", "scan", "scatter_nd", "searchsorted",
+    "sequence_mask", "shape_n", "sort", "space_to_batch_nd", "strided_slice",
+    "tensor_scatter_nd_add", "tensor_scatter_nd_max", "tensor_scatter_nd_min",
+    "tensor_scatter_nd_sub", "tensor_scatter_nd_update", "truncatediv", "truncatemod",
+    "unique", "unique_with_counts", "unravel_index", "zeros_initializer",
+]

@@ -482,3 +482,9 @@ def _warn_none(tape: Any, snap: dict[str, Any], targets: list[Any], sources: lis
         warnings.warn(f"gradient is None: {why}", NoneGradientWarning, stacklevel=3)
     with contextlib.suppress(AttributeError):
         tape._explained = remembered
+
+
+# issue 14: TF's value checks (also top-level: gt.assert_equal, ...)
+from ._utils import assert_equal, assert_greater, assert_less, assert_rank  # noqa: E402
+
+__all__ += ["assert_equal", "assert_greater", "assert_less", "assert_rank"]

@@ -23,3 +23,8 @@ __all__ = [
 from ._composite import global_norm
 
 __all__ += ["global_norm"]
+
+# issue 14: TF's compositions (python/gradtape/_nn_ops.py)
+from ._nn_ops import band_part, cross, logdet, matrix_rank, normalize, pinv, set_diag  # noqa: E402
+
+__all__ += ["band_part", "cross", "logdet", "matrix_rank", "normalize", "pinv", "set_diag"]

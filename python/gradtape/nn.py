@@ -38,3 +38,21 @@ swish = silu
 __all__ += [
     "embedding_lookup", "swish",
 ]
+
+# issue 14: TF's compositions (python/gradtape/_nn_ops.py, _array_ops.py)
+from ._nn_ops import (  # noqa: E402
+    batch_normalization, bias_add, compute_average_loss, conv1d_transpose, crelu,
+    local_response_normalization,
+    log_poisson_loss, moments, normalize_moments, weighted_cross_entropy_with_logits,
+    weighted_moments,
+)
+from ._array_ops import depth_to_space, space_to_depth  # noqa: E402
+
+lrn = local_response_normalization
+
+__all__ += [
+    "batch_normalization", "bias_add", "compute_average_loss", "conv1d_transpose", "crelu",
+    "depth_to_space",
+    "local_response_normalization", "log_poisson_loss", "lrn", "moments", "normalize_moments",
+    "space_to_depth", "weighted_cross_entropy_with_logits", "weighted_moments",
+]

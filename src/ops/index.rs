@@ -792,6 +792,12 @@ pub(crate) mod saved {
         OpDef::new("GatherV2", 2, &["axis", "batch_dims"], gather),
         OpDef::new("GatherNd", 2, &[], gather_nd),
         OpDef::new(
+            "IndexedSlicesToDense",
+            2,
+            &["dense_shape"],
+            indexed_slices_to_dense,
+        ),
+        OpDef::new(
             "OneHot",
             1,
             &["depth", "axis", "dtype", "has_on", "has_off"],
@@ -816,6 +822,20 @@ pub(crate) mod saved {
 
     fn gather_nd(_: &Attrs, _: usize) -> Result<Forward> {
         Ok(one_out(|xs| ops::gather_nd(&xs[0], &xs[1])))
+    }
+
+    /// `gt.IndexedSlices(values, indices, dense_shape)` densified (a scatter-add of rows:
+    /// `gt.scatter_nd` and the `gt.tensor_scatter_nd_*` ops trace to it).
+    fn indexed_slices_to_dense(a: &Attrs, _: usize) -> Result<Forward> {
+        let dense_shape: Vec<usize> = get("IndexedSlicesToDense", a, "dense_shape")?;
+        Ok(one_out(move |xs| {
+            ops::Sparse {
+                values: xs[0].clone(),
+                indices: xs[1].clone(),
+                dense_shape: dense_shape.clone(),
+            }
+            .to_dense()
+        }))
     }
 
     fn one_hot(a: &Attrs, n: usize) -> Result<Forward> {

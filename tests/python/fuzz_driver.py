@@ -58,6 +58,7 @@ EXCLUDED = {
     # seed alone). Its own argument checks are pure Python.
     "RegisterGradient": "mutates the global gradient registry",
     "gradient_override": "mutates the global gradient registry",
+    "no_gradient": "mutates the global gradient registry (a name registers once per process)",
     "gradient_override_map": "mutates the global gradient registry",
     # Runs its body while a user callable says so: a condition that is always true loops
     # forever (as in TF). Its own checks are Python; test_function.py covers it.

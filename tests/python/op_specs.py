@@ -1363,6 +1363,198 @@ row(
     fwd_tol={**FORWARD_TOL, "float16": (2e-2, 2e-2)},
 )
 
+# ----------------------------------------------------------------------------- issue 14: array ops
+_IDX3 = [[0, 1], [2, 0], [0, 1]]  # index tuples into [3, 2, ...] (one repeated)
+_IDX_UNIQ = [[0, 1], [2, 0], [1, 1]]
+
+
+def _np_scatter(idx, upd, shape):
+    out = np.zeros(shape, dtype=upd.dtype)
+    for i, t in enumerate(idx):
+        out[tuple(t)] += upd[i]
+    return out
+
+
+def _np_update(x, idx, upd):
+    out = x.copy()
+    for i, t in enumerate(idx):
+        out[tuple(t)] = upd[i]
+    return out
+
+
+def _np_minmax(x, idx, upd, f):
+    out = x.copy()
+    for i, t in enumerate(idx):
+        out[tuple(t)] = f(out[tuple(t)], upd[i])
+    return out
+
+
+def _np_revseq(x, lengths):
+    out = x.copy()
+    for b, n in enumerate(lengths):
+        out[b, :n] = x[b, :n][::-1]
+    return out
+
+
+def _np_space_to_depth(x, bs):
+    b, h, w, c = x.shape
+    return x.reshape(b, h // bs, bs, w // bs, bs, c).transpose(0, 1, 3, 2, 4, 5).reshape(b, h // bs, w // bs, bs * bs * c)
+
+
+def _np_depth_to_space(x, bs):
+    b, h, w, c = x.shape
+    return x.reshape(b, h, w, bs, bs, c // (bs * bs)).transpose(0, 1, 3, 2, 4, 5).reshape(b, h * bs, w * bs, c // (bs * bs))
+
+
+def _np_space_to_batch(x, bsh, pads):
+    x = np.pad(x, [(0, 0), *pads, (0, 0)])
+    b, h, w, c = x.shape
+    y = x.reshape(b, h // bsh[0], bsh[0], w // bsh[1], bsh[1], c).transpose(2, 4, 0, 1, 3, 5)
+    return y.reshape(b * bsh[0] * bsh[1], h // bsh[0], w // bsh[1], c)
+
+
+def _np_scan(x):
+    out, a = [], None
+    for v in x:
+        a = v if a is None else a * v + v
+        out.append(a)
+    return np.stack(out)
+
+
+def _np_lrn(x, r, bias, alpha, beta):
+    sq = np.pad(x ** 2, [(0, 0)] * 3 + [(r, r)])
+    s = sum(sq[..., k:k + x.shape[-1]] for k in range(2 * r + 1))
+    return x / (bias + alpha * s) ** beta
+
+
+row("reverse", lambda x: gt.reverse(x, [0, -1]), lambda x: np.flip(x, (0, -1)), MATRIX + CUBE)
+row("roll", lambda x: gt.roll(x, [1, -2], [0, 1]), lambda x: np.roll(np.roll(x, 1, 0), -2, 1), MATRIX + CUBE)
+for _dir in ["ASCENDING", "DESCENDING"]:
+    row(
+        "sort",
+        (lambda d: lambda x: gt.sort(x, axis=0, direction=d))(_dir),
+        (lambda d: lambda x: np.sort(x, axis=0)[::-1] if d == "DESCENDING" else np.sort(x, axis=0))(_dir),
+        MATRIX + CUBE + [((5,),)],
+        sample=distinct,
+        case=_dir,
+    )
+row(
+    "meshgrid",
+    lambda x, y: (lambda a, b: a * b)(*gt.meshgrid(x, y)),
+    lambda x, y: (lambda a, b: a * b)(*np.meshgrid(x, y)),
+    [((3,), (2,))],
+)
+row(
+    "meshgrid",
+    lambda x, y: (lambda a, b: a - b)(*gt.meshgrid(x, y, indexing="ij")),
+    lambda x, y: (lambda a, b: a - b)(*np.meshgrid(x, y, indexing="ij")),
+    [((3,), (2,))],
+    case="ij",
+)
+row("scatter_nd", lambda u: gt.scatter_nd(_IDX3, u, [3, 2, 2]),
+    lambda u: _np_scatter(_IDX3, u, (3, 2, 2)), [((3, 2),)])
+row("tensor_scatter_nd_add", lambda x, u: gt.tensor_scatter_nd_add(x, _IDX3, u),
+    lambda x, u: x + _np_scatter(_IDX3, u, x.shape), [((3, 2, 2), (3, 2))])
+row("tensor_scatter_nd_sub", lambda x, u: gt.tensor_scatter_nd_sub(x, _IDX3, u),
+    lambda x, u: x - _np_scatter(_IDX3, u, x.shape), [((3, 2), (3,))])
+row("tensor_scatter_nd_update", lambda x, u: gt.tensor_scatter_nd_update(x, _IDX_UNIQ, u),
+    lambda x, u: _np_update(x, _IDX_UNIQ, u), [((3, 2, 2), (3, 2))])
+for _name, _f in [("tensor_scatter_nd_max", np.maximum), ("tensor_scatter_nd_min", np.minimum)]:
+    row(_name, (lambda n: lambda x, u: getattr(gt, n)(x, _IDX_UNIQ, u))(_name),
+        (lambda f: lambda x, u: _np_minmax(x, _IDX_UNIQ, u, f))(_f),
+        [((3, 2, 2), (3, 2))], sample=(grid, grid_offset))
+row("strided_slice", lambda x: gt.strided_slice(x, [0, 2, 1], [2, 0, 4], [1, -1, 2], begin_mask=1, shrink_axis_mask=0),
+    lambda x: x[:2, 2:0:-1, 1:4:2], CUBE)
+row("strided_slice", lambda x: gt.strided_slice(x, [0, 1], [0, 3], ellipsis_mask=1, new_axis_mask=0),
+    lambda x: x[..., 1:3], CUBE, case="ellipsis")
+row("strided_slice", lambda x: gt.strided_slice(x, [1, 0, 0], [2, 0, 2], new_axis_mask=2, shrink_axis_mask=1),
+    lambda x: x[1, None, 0:2], CUBE, case="new_axis,shrink")
+row("reverse_sequence", lambda x: gt.reverse_sequence(x, [3, 1], seq_axis=1, batch_axis=0),
+    lambda x: _np_revseq(x, [3, 1]), MATRIX + CUBE)
+row("reverse_sequence", lambda x: gt.reverse_sequence(x, [2, 0, 1, 2], seq_axis=0, batch_axis=2),
+    lambda x: np.moveaxis(_np_revseq(np.moveaxis(x, [2, 0], [0, 1]), [2, 0, 1, 2]), [0, 1], [2, 0]), CUBE,
+    case="seq0,batch2")
+row("identity_n", lambda x, y: gt.identity_n([x, y])[0] * gt.identity_n([x, y])[1], lambda x, y: x * y, BINARY_NONEMPTY)
+row("parallel_stack", lambda x, y: gt.parallel_stack([x, y]), lambda x, y: np.stack([x, y]), [((2, 3), (2, 3))])
+row("ensure_shape", lambda x: gt.ensure_shape(x, [None, 3]), lambda x: x, MATRIX)
+row("realdiv", gt.realdiv, lambda x, y: x / y, BINARY_NONEMPTY, sample=(normal, positive))
+row("saturate_cast", lambda x: gt.saturate_cast(x, x.dtype), lambda x: x, UNARY_NONEMPTY)
+row("space_to_depth", lambda x: gt.nn.space_to_depth(x, 2), lambda x: _np_space_to_depth(x, 2), [((2, 4, 2, 3),)])
+row("depth_to_space", lambda x: gt.nn.depth_to_space(x, 2), lambda x: _np_depth_to_space(x, 2), [((2, 1, 2, 8),)])
+row("space_to_batch_nd", lambda x: gt.space_to_batch_nd(x, [2, 2], [[0, 1], [1, 1]]),
+    lambda x: _np_space_to_batch(x, [2, 2], [(0, 1), (1, 1)]), [((1, 3, 2, 2),)])
+row("batch_to_space", lambda x: gt.batch_to_space(x, [2, 2], [[0, 1], [1, 1]]),
+    lambda x: x.reshape(2, 2, 1, 2, 2, 2).transpose(2, 3, 0, 4, 1, 5).reshape(1, 4, 4, 2)[:, 0:3, 1:3],
+    [((4, 2, 2, 2),)])
+row("scan", lambda x: gt.scan(lambda a, v: a * v + v, x), _np_scan, [((4,),), ((3, 2),)])
+
+# ----------------------------------------------------------------------------- issue 14: nn and linalg
+row("bias_add", gt.nn.bias_add, lambda x, b: x + b, [((2, 3), (3,)), ((2, 2, 3), (3,))])
+row("bias_add", lambda x, b: gt.nn.bias_add(x, b, data_format="NCHW"), lambda x, b: x + b[:, None, None],
+    [((2, 3, 2, 2), (3,))], case="NCHW")
+row("moments", lambda x: gt.nn.moments(x, [0, 2])[0], lambda x: x.mean(axis=(0, 2)), CUBE, complex=False)
+# TF's variance formula holds the mean constant (stop_gradient): its first derivative
+# is exact, its second is not the variance's (TF's too), so first order only.
+row("moments", lambda x: gt.nn.moments(x, [1], keepdims=True)[1], lambda x: x.var(axis=1, keepdims=True), CUBE,
+    complex=False, order=1, case="variance", fwd_tol={**FORWARD_TOL, "float16": (1e-2, 1e-2)})
+row(
+    "weighted_moments",
+    lambda x, w: (lambda m, v: m + 2.0 * v)(*gt.nn.weighted_moments(x, [1], w)),
+    lambda x, w: (lambda m: m + 2.0 * (w * (x - m[:, None]) ** 2).sum(1) / w.sum(1))((w * x).sum(1) / w.sum(1)),
+    [((2, 3), (2, 3))], sample=(normal, positive), complex=False, order=1, fwd_tol={**FORWARD_TOL, "float16": (1e-2, 1e-2)},
+)
+row(
+    "normalize_moments",
+    lambda c, m, v, s: (lambda a, b: a * b)(*gt.nn.normalize_moments(c, m, v, s)),
+    lambda c, m, v, s: (m / c + s) * (v / c - (m / c) ** 2),
+    [((), (3,), (3,), (3,))], sample=(positive, normal, positive, normal), complex=False,
+    fwd_tol={**FORWARD_TOL, "float16": (2e-2, 2e-2)},
+)
+row(
+    "batch_normalization",
+    lambda x, m, v, o, sc: gt.nn.batch_normalization(x, m, v, o, sc, 1e-3),
+    lambda x, m, v, o, sc: sc * (x - m) / np.sqrt(v + 1e-3) + o,
+    [((2, 3), (3,), (3,), (3,), (3,))], sample=(normal, normal, positive, normal, normal), complex=False,
+    fwd_tol={**FORWARD_TOL, "float16": (1e-2, 1e-2)},
+)
+row("crelu", gt.nn.crelu, lambda x: np.concatenate([np.maximum(x, 0), np.maximum(-x, 0)], -1),
+    UNARY_NONEMPTY[1:], sample=away0)
+row(
+    "weighted_cross_entropy_with_logits",
+    lambda z, x: gt.nn.weighted_cross_entropy_with_logits(z, x, 2.5),
+    lambda z, x: (1 - z) * x + (1 + 1.5 * z) * (np.log1p(np.exp(-np.abs(x))) + np.maximum(-x, 0)),
+    [((3,), (3,)), ((2, 3), (2, 3))], sample=(interval(0.0, 1.0), away0),
+)
+row("log_poisson_loss", lambda t, x: gt.nn.log_poisson_loss(t, x, compute_full_loss=True),
+    lambda t, x: np.exp(x) - x * t + np.where(t <= 1, 0.0, t * np.log(t) - t + 0.5 * np.log(2 * np.pi * t)),
+    [((4,), (4,))], sample=(interval(1.2, 3.0), normal), complex=False,
+    fwd_tol={**FORWARD_TOL, "float16": (1e-2, 1e-2)})
+row("compute_average_loss", lambda x, w: gt.nn.compute_average_loss(x, sample_weight=w, global_batch_size=5),
+    lambda x, w: (x * w).sum() / 5.0, [((3,), (3,)), ((2, 3), (2, 3))], complex=False)
+row("local_response_normalization", lambda x: gt.nn.local_response_normalization(x, 1, 2.0, 0.5, 0.75),
+    lambda x: _np_lrn(x, 1, 2.0, 0.5, 0.75), [((1, 2, 1, 4),)], fwd_tol={**FORWARD_TOL, "float16": (1e-2, 1e-2)})
+row("lrn", lambda x: gt.nn.lrn(x, 2, 1.0, 0.3, 0.5), lambda x: _np_lrn(x, 2, 1.0, 0.3, 0.5), [((1, 1, 2, 5),)],
+    fwd_tol={**FORWARD_TOL, "float16": (1e-2, 1e-2)})
+for _pad, _st, _ow in [("SAME", 2, 6), ("VALID", 1, 5)]:
+    row(
+        "conv1d_transpose",
+        (lambda p, st, ow: lambda x, w: gt.nn.conv1d_transpose(x, w, [2, ow, 3], st, p))(_pad, _st, _ow),
+        (lambda p, st, ow: lambda x, w: _np_conv2d_transpose(x[:, None], w[None], (2, 1, ow, 3), (1, st), p)[:, 0])(
+            _pad, _st, _ow),
+        [((2, 3, 2), (3, 3, 2))],
+        case=f"{_pad},s={_st}",
+    )
+row("band_part", lambda x: gt.linalg.band_part(x, 1, 0), lambda x: np.tril(np.triu(x, -1)), [((3, 3),), ((2, 3, 4),)])
+row("set_diag", gt.linalg.set_diag,
+    lambda x, d: (lambda o: (o.__setitem__((..., np.arange(2), np.arange(2)), d), o)[1])(x.copy()),
+    [((2, 3), (2,)), ((2, 3, 2), (2, 2))])
+row("cross", gt.linalg.cross, np.cross, [((3,), (3,)), ((2, 3), (2, 3))])
+row("normalize", lambda x: gt.linalg.normalize(x, axis=-1)[0],
+    lambda x: x / np.linalg.norm(x, axis=-1, keepdims=True), MATRIX, sample=away0, complex=False)
+row("logdet", lambda a: gt.linalg.logdet(_spd(a)), lambda a: np.linalg.slogdet(_np_spd(a))[1], [((3, 3),), ((2, 3, 3),)], dtypes=F32_64, complex=False)
+row("pinv", gt.linalg.pinv, np.linalg.pinv, [((2, 3),), ((3, 2),)], dtypes=F32_64,
+    fwd_tol={**FORWARD_TOL, "float32": (1e-4, 1e-5)})
+
 # ----------------------------------------------------------------------------- coverage lists
 NOT_DIFFERENTIABLE = [
     # comparisons and logic: bool outputs
@@ -1378,6 +1570,12 @@ NOT_DIFFERENTIABLE = [
     # integer outputs, or piecewise constant with TF's None gradient
     # (test_not_differentiable_ops_give_none checks it)
     "argmax", "argmin", "one_hot", "shape", "size", "rank", "round", "floor", "ceil",
+    # issue 14: integer / boolean outputs or no tensor outputs (test_tf_surface.py)
+    "argsort", "searchsorted", "unique", "unique_with_counts", "sequence_mask",
+    "unravel_index", "broadcast_static_shape", "broadcast_dynamic_shape", "shape_n",
+    "matrix_rank",
+    # issue 14: TF's gradient is None (TruncateDiv) or unregistered (TruncateMod)
+    "truncatediv", "truncatemod",
 ]
 
 # Ops checked by a dedicated test in test_gradcheck.py instead of a row: {name: test}.
@@ -1407,6 +1605,11 @@ NOT_OPS = [
     "stateless_uniform", "stateless_normal", "stateless_truncated_normal", "stateless_categorical",
     "categorical", "split", "fold_in", "create_rng_state", "get_global_generator",
     "set_global_generator", "Generator", "Algorithm",
+    # issue 14 (test_tf_surface.py): execution-state queries, control-flow no-ops,
+    # value checks, TF's graph-only gradients (raises) and registry/dtype helpers
+    "executing_eagerly", "is_tensor", "no_op", "group", "control_dependencies",
+    "get_current_name_scope", "assert_equal", "assert_less", "assert_greater",
+    "assert_rank", "gradients", "no_gradient", "as_dtype",
 ]
 
 # Ops whose TF kernels take real dtypes only (TF 2.21 raises InvalidArgumentError or
@@ -1423,6 +1626,11 @@ REAL_ONLY = {
     "conv1d", "conv2d", "conv2d_transpose", "depthwise_conv2d", "max_pool", "max_pool1d",
     "max_pool2d", "max_pool3d", "avg_pool", "avg_pool1d", "avg_pool2d", "avg_pool3d",
     "fused_batch_norm",
+    # issue 14: TF's TopKV2, TensorScatterMax/Min, Relu, LRN and Cross kernels and
+    # tf.linalg.pinv take real numbers only
+    "sort", "tensor_scatter_nd_max", "tensor_scatter_nd_min", "crelu",
+    "weighted_cross_entropy_with_logits", "local_response_normalization", "lrn", "cross", "pinv",
+    "conv1d_transpose",
 }
 
 
