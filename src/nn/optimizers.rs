@@ -30,6 +30,7 @@
 use std::collections::HashMap;
 use std::mem::MaybeUninit;
 
+use half::f16;
 use num_traits::Float;
 
 use crate::dtype::DType;
@@ -73,6 +74,38 @@ pub enum Rule {
         initial_accumulator_value: f64,
         epsilon: f64,
     },
+    /// Keras 3 `Nadam`: Adam's moments with Nesterov momentum and the momentum
+    /// schedule `u_t = β1 (1 - ½ 0.96^t)`: `m̂ = u_{t+1} m / (1 - Πu_{..t+1}) +
+    /// (1 - u_t) g / (1 - Πu_{..t})`, `var -= lr m̂ / (√(v / (1 - β2^t)) + ε)`.
+    Nadam {
+        beta_1: f64,
+        beta_2: f64,
+        epsilon: f64,
+    },
+    /// Keras 3 `Adamax`: `m += (g - m)(1 - β1)`, `u = max(β2 u, |g|)`,
+    /// `var -= lr m / ((1 - β1^t)(u + ε))`.
+    Adamax {
+        beta_1: f64,
+        beta_2: f64,
+        epsilon: f64,
+    },
+    /// Keras 3 `Adadelta`: `a = ρ a + (1 - ρ) g²`, `Δ = -√(d + ε) g / √(a + ε)`,
+    /// `d = ρ d + (1 - ρ) Δ²`, `var += lr Δ`.
+    Adadelta { rho: f64, epsilon: f64 },
+    /// Keras 3 `Ftrl` (follow the regularized leader): the accumulator `n` (starting at
+    /// `initial_accumulator_value`) and the linear term `z`; `var = (clip(z, ±l1) - z)
+    /// / (n^-p / lr + 2 (l2 + β / 2lr))`.
+    Ftrl {
+        learning_rate_power: f64,
+        initial_accumulator_value: f64,
+        l1: f64,
+        l2: f64,
+        l2_shrinkage: f64,
+        beta: f64,
+    },
+    /// Keras 3 `Lion`: `var -= lr sign(β1 m + (1 - β1) g)`, then
+    /// `m = β2 m + (1 - β2) g`.
+    Lion { beta_1: f64, beta_2: f64 },
 }
 
 impl Rule {
@@ -97,6 +130,11 @@ impl Rule {
                 names
             }
             Rule::Adagrad { .. } => vec!["accumulator"],
+            Rule::Nadam { .. } => vec!["momentum", "velocity"],
+            Rule::Adamax { .. } => vec!["momentum", "norm"],
+            Rule::Adadelta { .. } => vec!["accumulated_grad", "accumulated_delta_var"],
+            Rule::Ftrl { .. } => vec!["accumulator", "linear"],
+            Rule::Lion { .. } => vec!["momentum"],
         }
     }
 
@@ -105,6 +143,10 @@ impl Rule {
     pub fn slot_initial(&self, name: &str) -> f64 {
         match *self {
             Rule::Adagrad {
+                initial_accumulator_value,
+                ..
+            } if name == "accumulator" => initial_accumulator_value,
+            Rule::Ftrl {
                 initial_accumulator_value,
                 ..
             } if name == "accumulator" => initial_accumulator_value,
@@ -127,11 +169,11 @@ pub struct Step {
 /// and shape); the error [`apply_update`] would give, without changing anything.
 pub fn check_update(var: &Variable, grad: &Tensor) -> Result<()> {
     let dtype = var.dtype();
-    if !matches!(dtype, DType::F32 | DType::F64) {
+    if !matches!(dtype, DType::F16 | DType::F32 | DType::F64) {
         return Err(Error::dtype(
             OP,
             format!(
-                "the fused optimizer kernels update float32 and float64 variables, '{}' is {}",
+                "the fused optimizer kernels update float16, float32 and float64 variables, '{}' is {}",
                 var.name(),
                 dtype.name()
             ),
@@ -281,6 +323,7 @@ fn update_now(
         let cur = var.value_unrecorded();
         let slot_values: Vec<Tensor> = slots.iter().map(|s| s.value_unrecorded()).collect();
         let (new, new_slots) = match cur.dtype() {
+            DType::F16 => fused::<f16>(rule, &cur, grad, &slot_values, step, grad_squared)?,
             DType::F32 => fused::<f32>(rule, &cur, grad, &slot_values, step, grad_squared)?,
             _ => fused::<f64>(rule, &cur, grad, &slot_values, step, grad_squared)?,
         };
@@ -306,6 +349,40 @@ impl Elem for f64 {
     fn from_f64(v: f64) -> f64 {
         v
     }
+}
+/// float16 as TF computes it: every operation in float32, rounded to float16.
+impl Elem for f16 {
+    fn from_f64(v: f64) -> f16 {
+        f16::from_f64(v)
+    }
+}
+
+/// `sign` as `tf.sign`: -1, 0 or 1, NaN for NaN.
+#[inline(always)]
+fn sign<T: Float>(a: T) -> T {
+    if a > T::zero() {
+        T::one()
+    } else if a < T::zero() {
+        -T::one()
+    } else {
+        a
+    }
+}
+
+/// Nadam's `u_product` after `step` steps, as Keras 3 keeps it (one running product,
+/// in the variable's dtype): `Π_{k ≤ t} β1 (1 - ½ 0.96^k)`. Past 2000 factors the
+/// `0.96^k` term is below every dtype's precision, so the rest is `β1^(t - 2000)`.
+fn nadam_u_product<T: Elem>(beta_1: T, step: i64) -> T {
+    let (half, decay) = (T::from_f64(0.5), T::from_f64(0.96));
+    let mut u = T::one();
+    let exact = step.clamp(0, 2000);
+    for k in 1..=exact {
+        u = u * beta_1 * (T::one() - half * decay.powf(T::from_f64(k as f64)));
+    }
+    if step > exact {
+        u = u * beta_1.powf(T::from_f64((step - exact) as f64));
+    }
+    u
 }
 
 /// `max` propagating NaN (as `tf.maximum`).
@@ -462,6 +539,95 @@ fn fused<T: Elem>(
                 (dx(x) - (g * lr) / (acc + eps).sqrt(), [acc])
             })?;
             (n, vec![acc])
+        }
+        Rule::Nadam {
+            beta_1,
+            beta_2,
+            epsilon,
+        } => {
+            // Keras 3's order, in the variable's dtype.
+            let one = T::one();
+            let (b1, b2, lr, eps) = (c(beta_1), c(beta_2), c(lr), c(epsilon));
+            let (half, decay) = (c(0.5), c(0.96));
+            let (t, t1) = (c(step.step as f64), c(step.step as f64 + 1.0));
+            let u_t = b1 * (one - half * decay.powf(t));
+            let u_t_1 = b1 * (one - half * decay.powf(t1));
+            let u_prod = nadam_u_product(b1, step.step);
+            let u_prod_1 = u_prod * u_t_1;
+            let b2_power = b2.powf(t);
+            let (c1, c2) = (one - b1, one - b2);
+            let (n, [m, v]) = run(&x, &g, &g, [&s[0], &s[1]], |x, g, _, [m, v]| {
+                let m = m + (g - m) * c1;
+                let v = v + (g * g - v) * c2;
+                let m_hat = (u_t_1 * m) / (one - u_prod_1) + ((one - u_t) * g) / (one - u_prod);
+                let v_hat = v / (one - b2_power);
+                (dx(x) - (m_hat * lr) / (v_hat.sqrt() + eps), [m, v])
+            })?;
+            (n, vec![m, v])
+        }
+        Rule::Adamax {
+            beta_1,
+            beta_2,
+            epsilon,
+        } => {
+            let one = T::one();
+            let (lr, eps, c1, b2) = (c(lr), c(epsilon), c(1.0 - beta_1), c(beta_2));
+            let b1_power = c(beta_1).powf(c(step.step as f64));
+            let (n, [m, u]) = run(&x, &g, &g, [&s[0], &s[1]], |x, g, _, [m, u]| {
+                let m = m + (g - m) * c1;
+                let u = nan_max(b2 * u, g.abs());
+                (dx(x) - (lr * m) / ((one - b1_power) * (u + eps)), [m, u])
+            })?;
+            (n, vec![m, u])
+        }
+        Rule::Adadelta { rho, epsilon } => {
+            let (lr, eps, r, c1) = (c(lr), c(epsilon), c(rho), c(1.0 - rho));
+            let (n, [a, d]) = run(&x, &g, &g, [&s[0], &s[1]], |x, g, _, [a, d]| {
+                let a = r * a + c1 * (g * g);
+                let delta = -(((d + eps).sqrt() * g) / (a + eps).sqrt());
+                let d = r * d + c1 * (delta * delta);
+                (dx(x) + lr * delta, [a, d])
+            })?;
+            (n, vec![a, d])
+        }
+        Rule::Ftrl {
+            learning_rate_power,
+            l1,
+            l2,
+            l2_shrinkage,
+            beta,
+            ..
+        } => {
+            let lr = c(lr);
+            let l2_reg = c(l2) + c(beta) / (c(2.0) * lr);
+            let (p, shrink, l1) = (c(-learning_rate_power), c(2.0 * l2_shrinkage), c(l1));
+            let two_l2 = c(2.0) * l2_reg;
+            let (n, [acc, lin]) = run(&x, &g, &g, [&s[0], &s[1]], |x, g, _, [acc, lin]| {
+                let x = dx(x);
+                let grad_to_use = g + shrink * x;
+                let new_acc = acc + g * g;
+                let lin = lin + (grad_to_use - ((new_acc.powf(p) - acc.powf(p)) / lr) * x);
+                let quadratic = new_acc.powf(p) / lr + two_l2;
+                // `clip` as `tf.clip_by_value` (NaN stays NaN).
+                let clipped = if lin > l1 {
+                    l1
+                } else if lin < -l1 {
+                    -l1
+                } else {
+                    lin
+                };
+                ((clipped - lin) / quadratic, [new_acc, lin])
+            })?;
+            (n, vec![acc, lin])
+        }
+        Rule::Lion { beta_1, beta_2 } => {
+            let one = T::one();
+            let (lr, b1, b2) = (c(lr), c(beta_1), c(beta_2));
+            let (n, [m]) = run(&x, &g, &g, [&s[0]], |x, g, _, [m]| {
+                let update = sign(m * b1 + g * (one - b1));
+                (dx(x) - lr * update, [m * b2 + g * (one - b2)])
+            })?;
+            (n, vec![m])
         }
     };
     let tensor = |v: Vec<T>| -> Result<Tensor> {
@@ -896,6 +1062,194 @@ optimizer!(
     s.weight_decay
 );
 
+/// Nadam. TF equivalent: `tf.keras.optimizers.Nadam` (learning rate 0.001, β1 0.9,
+/// β2 0.999, ε 1e-7).
+#[derive(Clone, Debug)]
+pub struct Nadam {
+    pub learning_rate: f64,
+    pub beta_1: f64,
+    pub beta_2: f64,
+    pub epsilon: f64,
+    /// Keras 3's decoupled weight decay (`var -= var * weight_decay * lr`), if any.
+    pub weight_decay: Option<f64>,
+    state: State,
+}
+
+impl Nadam {
+    /// Nadam at `learning_rate` with Keras' other defaults.
+    pub fn new(learning_rate: f64) -> Nadam {
+        Nadam {
+            learning_rate,
+            beta_1: 0.9,
+            beta_2: 0.999,
+            epsilon: 1e-7,
+            weight_decay: None,
+            state: State::default(),
+        }
+    }
+}
+
+optimizer!(
+    Nadam,
+    |s| Rule::Nadam {
+        beta_1: s.beta_1,
+        beta_2: s.beta_2,
+        epsilon: s.epsilon
+    },
+    s.weight_decay
+);
+
+/// Adamax. TF equivalent: `tf.keras.optimizers.Adamax` (learning rate 0.001, β1 0.9,
+/// β2 0.999, ε 1e-7).
+#[derive(Clone, Debug)]
+pub struct Adamax {
+    pub learning_rate: f64,
+    pub beta_1: f64,
+    pub beta_2: f64,
+    pub epsilon: f64,
+    /// Keras 3's decoupled weight decay (`var -= var * weight_decay * lr`), if any.
+    pub weight_decay: Option<f64>,
+    state: State,
+}
+
+impl Adamax {
+    /// Adamax at `learning_rate` with Keras' other defaults.
+    pub fn new(learning_rate: f64) -> Adamax {
+        Adamax {
+            learning_rate,
+            beta_1: 0.9,
+            beta_2: 0.999,
+            epsilon: 1e-7,
+            weight_decay: None,
+            state: State::default(),
+        }
+    }
+}
+
+optimizer!(
+    Adamax,
+    |s| Rule::Adamax {
+        beta_1: s.beta_1,
+        beta_2: s.beta_2,
+        epsilon: s.epsilon
+    },
+    s.weight_decay
+);
+
+/// Adadelta. TF equivalent: `tf.keras.optimizers.Adadelta` (learning rate 0.001,
+/// ρ 0.95, ε 1e-7).
+#[derive(Clone, Debug)]
+pub struct Adadelta {
+    pub learning_rate: f64,
+    pub rho: f64,
+    pub epsilon: f64,
+    /// Keras 3's decoupled weight decay (`var -= var * weight_decay * lr`), if any.
+    pub weight_decay: Option<f64>,
+    state: State,
+}
+
+impl Adadelta {
+    /// Adadelta at `learning_rate` with Keras' other defaults.
+    pub fn new(learning_rate: f64) -> Adadelta {
+        Adadelta {
+            learning_rate,
+            rho: 0.95,
+            epsilon: 1e-7,
+            weight_decay: None,
+            state: State::default(),
+        }
+    }
+}
+
+optimizer!(
+    Adadelta,
+    |s| Rule::Adadelta {
+        rho: s.rho,
+        epsilon: s.epsilon
+    },
+    s.weight_decay
+);
+
+/// FTRL. TF equivalent: `tf.keras.optimizers.Ftrl` (learning rate 0.001, power -0.5,
+/// initial accumulator 0.1, no regularization, β 0).
+#[derive(Clone, Debug)]
+pub struct Ftrl {
+    pub learning_rate: f64,
+    pub learning_rate_power: f64,
+    pub initial_accumulator_value: f64,
+    pub l1_regularization_strength: f64,
+    pub l2_regularization_strength: f64,
+    pub l2_shrinkage_regularization_strength: f64,
+    pub beta: f64,
+    /// Keras 3's decoupled weight decay (`var -= var * weight_decay * lr`), if any.
+    pub weight_decay: Option<f64>,
+    state: State,
+}
+
+impl Ftrl {
+    /// FTRL at `learning_rate` with Keras' other defaults.
+    pub fn new(learning_rate: f64) -> Ftrl {
+        Ftrl {
+            learning_rate,
+            learning_rate_power: -0.5,
+            initial_accumulator_value: 0.1,
+            l1_regularization_strength: 0.0,
+            l2_regularization_strength: 0.0,
+            l2_shrinkage_regularization_strength: 0.0,
+            beta: 0.0,
+            weight_decay: None,
+            state: State::default(),
+        }
+    }
+}
+
+optimizer!(
+    Ftrl,
+    |s| Rule::Ftrl {
+        learning_rate_power: s.learning_rate_power,
+        initial_accumulator_value: s.initial_accumulator_value,
+        l1: s.l1_regularization_strength,
+        l2: s.l2_regularization_strength,
+        l2_shrinkage: s.l2_shrinkage_regularization_strength,
+        beta: s.beta
+    },
+    s.weight_decay
+);
+
+/// Lion. TF equivalent: `tf.keras.optimizers.Lion` (learning rate 0.001, β1 0.9,
+/// β2 0.99).
+#[derive(Clone, Debug)]
+pub struct Lion {
+    pub learning_rate: f64,
+    pub beta_1: f64,
+    pub beta_2: f64,
+    /// Keras 3's decoupled weight decay (`var -= var * weight_decay * lr`), if any.
+    pub weight_decay: Option<f64>,
+    state: State,
+}
+
+impl Lion {
+    /// Lion at `learning_rate` with Keras' other defaults.
+    pub fn new(learning_rate: f64) -> Lion {
+        Lion {
+            learning_rate,
+            beta_1: 0.9,
+            beta_2: 0.99,
+            weight_decay: None,
+            state: State::default(),
+        }
+    }
+}
+
+optimizer!(
+    Lion,
+    |s| Rule::Lion {
+        beta_1: s.beta_1,
+        beta_2: s.beta_2
+    },
+    s.weight_decay
+);
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -971,6 +1325,30 @@ mod tests {
             "adagrad",
             [0.6346341371536255, -1.6851837635040283, 0.3299000859260559],
         ),
+        (
+            "nadam",
+            [0.519058108329773, -1.604022741317749, 0.27931922674179077],
+        ),
+        (
+            "adamax",
+            [0.6247041821479797, -1.5000001192092896, 0.1572778970003128],
+        ),
+        (
+            "adadelta",
+            [0.9989217519760132, -1.999279499053955, 0.49971264600753784],
+        ),
+        (
+            "ftrl",
+            [-0.09084215760231018, -1.0821610689163208, 0.25181323289871216],
+        ),
+        (
+            "ftrl_regularized",
+            [-0.1202469915151596, -0.9520427584648132, 0.23459981381893158],
+        ),
+        (
+            "lion",
+            [0.49999991059303284, -1.4999998807907104, 1.4901161193847656e-08],
+        ),
     ];
 
     fn optimizer(name: &str) -> Box<dyn Optimizer> {
@@ -999,6 +1377,18 @@ mod tests {
                 ..RmsProp::new(0.1)
             }),
             "adagrad" => Box::new(Adagrad::new(0.1)),
+            "nadam" => Box::new(Nadam::new(0.1)),
+            "adamax" => Box::new(Adamax::new(0.1)),
+            "adadelta" => Box::new(Adadelta::new(0.1)),
+            "ftrl" => Box::new(Ftrl::new(0.1)),
+            "ftrl_regularized" => Box::new(Ftrl {
+                l1_regularization_strength: 0.01,
+                l2_regularization_strength: 0.02,
+                l2_shrinkage_regularization_strength: 0.03,
+                beta: 0.1,
+                ..Ftrl::new(0.1)
+            }),
+            "lion" => Box::new(Lion::new(0.1)),
             _ => unreachable!("{name}"),
         }
     }
