@@ -678,7 +678,7 @@ class R2Score(Metric):
         self.squared_sum.assign_add(reduce_sum(y_true * wy, axis=0))
         self.total_mse.assign_add(reduce_sum((y_true - y_pred) * (y_true - y_pred) * w, axis=0))
         self.count.assign_add(reduce_sum(w, axis=0))
-        self.num_samples.assign_add(cast(y_true.shape[0], "int32"))
+        self.num_samples.assign_add(cast(size(y_true), "int32"))  # elements, as Keras counts
 
     def result(self) -> Any:
         if not self._built:
@@ -694,9 +694,11 @@ class R2Score(Metric):
         else:
             r2 = raw
         if self.num_regressors:
+            # Keras falls back to the plain score when n - 1 <= p.
             n = cast(self.num_samples.read_value(), self.dtype)
             p = float(self.num_regressors)
-            r2 = 1.0 - (1.0 - r2) * (n - 1.0) / (n - p - 1.0)
+            adjusted = 1.0 - (1.0 - r2) * (n - 1.0) / where(n - p - 1.0 > 0, n - p - 1.0, n * 0 + 1)
+            r2 = where(n - 1.0 > p, adjusted, r2)
         return r2
 
     def reset_state(self) -> None:

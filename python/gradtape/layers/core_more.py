@@ -520,7 +520,10 @@ class LayerNormalization(Layer):
     def call(self, inputs: Any, **kwargs: Any) -> Any:
         x = inputs
         if self.rms_scaling:
-            var = reduce_mean(square(x), axis=self._ax, keepdims=True)
+            # Keras 3's rms_scaling divides by the root of the variance (not of the
+            # mean square), then scales by gamma.
+            mean = reduce_mean(x, axis=self._ax, keepdims=True)
+            var = reduce_mean(square(x - mean), axis=self._ax, keepdims=True)
             y = x * rsqrt(var + self.epsilon)
             return y * self._broadcast(self.gamma, x.ndim) if self.scale else y
         mean = reduce_mean(x, axis=self._ax, keepdims=True)
@@ -528,10 +531,11 @@ class LayerNormalization(Layer):
         inv = rsqrt(var + self.epsilon)
         if self.scale:
             inv = inv * self._broadcast(self.gamma, x.ndim)
-        y = (x - mean) * inv
+        # Keras' order: x * inv + (beta - mean * inv).
+        res = -mean * inv
         if self.center:
-            y = y + self._broadcast(self.beta, x.ndim)
-        return y
+            res = res + self._broadcast(self.beta, x.ndim)
+        return x * inv + res
 
 
 class GroupNormalization(Layer):

@@ -13,6 +13,9 @@ class _KernelOnly(Optimizer):
     """An optimizer whose only implementation is the crate's kernel (real floating
     variables; Keras 3 has no complex variables either)."""
 
+    def _native_rule(self) -> tuple[str, list[float]] | None:
+        return None  # each subclass names its rule
+
     def _plan(self, var: Any, grad: Any, lr: Any, step: Any, slot: Any) -> tuple:
         raise ValueError(
             f"{type(self).__name__} updates real floating variables (float16, float32, float64); "
