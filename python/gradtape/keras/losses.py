@@ -532,91 +532,118 @@ msle = MSLE = mean_squared_logarithmic_error
 logcosh = log_cosh
 
 
-def _wrapper(fn: Any, default_name: str, params: tuple[str, ...] = (), defaults: tuple = ()) -> type:
-    """A ``LossFunctionWrapper`` subclass around ``fn`` with keyword arguments
-    ``params`` (defaults ``defaults``) before ``reduction``, ``name`` and ``dtype``."""
+class _Wrapped(LossFunctionWrapper):
+    """A ``LossFunctionWrapper`` of ``_fn`` taking the keyword arguments ``_params``
+    (defaults ``_defaults``) before ``reduction``, ``name`` and ``dtype``."""
 
-    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
-        names = (*params, "reduction", "name", "dtype")
+    _fn: Any = None
+    _default_name = ""
+    _params: tuple[str, ...] = ()
+    _defaults: tuple[Any, ...] = ()
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        cls = type(self)
+        names = (*cls._params, "reduction", "name", "dtype")
         if len(args) > len(names):
-            raise TypeError(f"{type(self).__name__}() takes at most {len(names)} positional arguments")
+            raise TypeError(f"{cls.__name__}() takes at most {len(names)} positional arguments")
         given = dict(zip(names, args))
         for key in kwargs:
             if key in given:
-                raise TypeError(f"{type(self).__name__}() got multiple values for argument {key!r}")
+                raise TypeError(f"{cls.__name__}() got multiple values for argument {key!r}")
             if key not in names:
-                raise TypeError(f"{type(self).__name__}() got an unexpected keyword argument {key!r}")
+                raise TypeError(f"{cls.__name__}() got an unexpected keyword argument {key!r}")
         given.update(kwargs)
-        fn_kwargs = {p: given.get(p, d) for p, d in zip(params, defaults)}
-        LossFunctionWrapper.__init__(
-            self, fn, reduction=given.get("reduction", "sum_over_batch_size"),
-            name=given.get("name") or default_name, dtype=given.get("dtype"), **fn_kwargs,
+        fn_kwargs = {p: given.get(p, d) for p, d in zip(cls._params, cls._defaults)}
+        super().__init__(
+            cls._fn, reduction=given.get("reduction", "sum_over_batch_size"),
+            name=given.get("name") or cls._default_name, dtype=given.get("dtype"), **fn_kwargs,
         )
         for key, value in fn_kwargs.items():
             setattr(self, key, value)
 
-    return type(default_name, (LossFunctionWrapper,), {"__init__": __init__})
 
-
-class KLDivergence(_wrapper(kl_divergence, "kl_divergence")):  # type: ignore[misc]
+class KLDivergence(_Wrapped):
     """TF equivalent: ``tf.keras.losses.KLDivergence``."""
 
+    _fn = staticmethod(kl_divergence)
+    _default_name = "kl_divergence"
 
-class Hinge(_wrapper(hinge, "hinge")):  # type: ignore[misc]
+
+class Hinge(_Wrapped):
     """TF equivalent: ``tf.keras.losses.Hinge``."""
 
+    _fn = staticmethod(hinge)
+    _default_name = "hinge"
 
-class SquaredHinge(_wrapper(squared_hinge, "squared_hinge")):  # type: ignore[misc]
+
+class SquaredHinge(_Wrapped):
     """TF equivalent: ``tf.keras.losses.SquaredHinge``."""
 
+    _fn = staticmethod(squared_hinge)
+    _default_name = "squared_hinge"
 
-class CategoricalHinge(_wrapper(categorical_hinge, "categorical_hinge")):  # type: ignore[misc]
+
+class CategoricalHinge(_Wrapped):
     """TF equivalent: ``tf.keras.losses.CategoricalHinge``."""
 
+    _fn = staticmethod(categorical_hinge)
+    _default_name = "categorical_hinge"
 
-class CosineSimilarity(_wrapper(cosine_similarity, "cosine_similarity", ("axis",), (-1,))):  # type: ignore[misc]
+
+class CosineSimilarity(_Wrapped):
     """TF equivalent: ``tf.keras.losses.CosineSimilarity`` (``axis=-1``)."""
 
+    _fn = staticmethod(cosine_similarity)
+    _default_name = "cosine_similarity"
+    _params = ("axis",)
+    _defaults = (-1,)
 
-class LogCosh(_wrapper(log_cosh, "log_cosh")):  # type: ignore[misc]
+
+class LogCosh(_Wrapped):
     """TF equivalent: ``tf.keras.losses.LogCosh``."""
 
+    _fn = staticmethod(log_cosh)
+    _default_name = "log_cosh"
 
-class Poisson(_wrapper(poisson, "poisson")):  # type: ignore[misc]
+
+class Poisson(_Wrapped):
     """TF equivalent: ``tf.keras.losses.Poisson``."""
 
+    _fn = staticmethod(poisson)
+    _default_name = "poisson"
 
-class MeanAbsolutePercentageError(  # type: ignore[misc]
-    _wrapper(mean_absolute_percentage_error, "mean_absolute_percentage_error")
-):
+
+class MeanAbsolutePercentageError(_Wrapped):
     """TF equivalent: ``tf.keras.losses.MeanAbsolutePercentageError``."""
 
+    _fn = staticmethod(mean_absolute_percentage_error)
+    _default_name = "mean_absolute_percentage_error"
 
-class MeanSquaredLogarithmicError(  # type: ignore[misc]
-    _wrapper(mean_squared_logarithmic_error, "mean_squared_logarithmic_error")
-):
+
+class MeanSquaredLogarithmicError(_Wrapped):
     """TF equivalent: ``tf.keras.losses.MeanSquaredLogarithmicError``."""
 
+    _fn = staticmethod(mean_squared_logarithmic_error)
+    _default_name = "mean_squared_logarithmic_error"
 
-class BinaryFocalCrossentropy(  # type: ignore[misc]
-    _wrapper(
-        binary_focal_crossentropy, "binary_focal_crossentropy",
-        ("apply_class_balancing", "alpha", "gamma", "from_logits", "label_smoothing", "axis"),
-        (False, 0.25, 2.0, False, 0.0, -1),
-    )
-):
+
+class BinaryFocalCrossentropy(_Wrapped):
     """TF equivalent: ``tf.keras.losses.BinaryFocalCrossentropy`` (``gamma=2``,
     ``alpha=0.25`` with ``apply_class_balancing``)."""
 
+    _fn = staticmethod(binary_focal_crossentropy)
+    _default_name = "binary_focal_crossentropy"
+    _params = ("apply_class_balancing", "alpha", "gamma", "from_logits", "label_smoothing", "axis")
+    _defaults = (False, 0.25, 2.0, False, 0.0, -1)
 
-class CategoricalFocalCrossentropy(  # type: ignore[misc]
-    _wrapper(
-        categorical_focal_crossentropy, "categorical_focal_crossentropy",
-        ("alpha", "gamma", "from_logits", "label_smoothing", "axis"),
-        (0.25, 2.0, False, 0.0, -1),
-    )
-):
+
+class CategoricalFocalCrossentropy(_Wrapped):
     """TF equivalent: ``tf.keras.losses.CategoricalFocalCrossentropy``."""
+
+    _fn = staticmethod(categorical_focal_crossentropy)
+    _default_name = "categorical_focal_crossentropy"
+    _params = ("alpha", "gamma", "from_logits", "label_smoothing", "axis")
+    _defaults = (0.25, 2.0, False, 0.0, -1)
 
 
 class Reduction:

@@ -326,79 +326,117 @@ def sparse_top_k_categorical_accuracy(y_true: Any, y_pred: Any, k: int = 5) -> A
     return _in_top_k(y_true, y_pred, k)
 
 
-def _wrapped(fn: Any, default: str, direction: str, params: tuple[str, ...] = (), defaults: tuple = ()) -> type:
-    """A ``MeanMetricWrapper`` subclass of ``fn``: ``(*params, name, dtype)``."""
+class _Wrapped(MeanMetricWrapper):
+    """A ``MeanMetricWrapper`` of ``_fn`` taking ``(*_params, name, dtype)``."""
 
-    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
-        names = (*params, "name", "dtype")
+    _fn: Any = None
+    _default_name = ""
+    _params: tuple[str, ...] = ()
+    _defaults: tuple[Any, ...] = ()
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        cls = type(self)
+        names = (*cls._params, "name", "dtype")
+        if len(args) > len(names):
+            raise TypeError(f"{cls.__name__}() takes at most {len(names)} positional arguments")
         given = dict(zip(names, args))
         for key in kwargs:
             if key not in names or key in given:
-                raise TypeError(f"{type(self).__name__}() got an unexpected or repeated argument {key!r}")
+                raise TypeError(f"{cls.__name__}() got an unexpected or repeated argument {key!r}")
         given.update(kwargs)
-        fn_kwargs = {p: given.get(p, d) for p, d in zip(params, defaults)}
-        MeanMetricWrapper.__init__(self, fn, name=given.get("name") or default, dtype=given.get("dtype"), **fn_kwargs)
+        fn_kwargs = {p: given.get(p, d) for p, d in zip(cls._params, cls._defaults)}
+        super().__init__(cls._fn, name=given.get("name") or cls._default_name, dtype=given.get("dtype"), **fn_kwargs)
         for key, value in fn_kwargs.items():
             setattr(self, key, value)
 
-    return type(default, (MeanMetricWrapper,), {"__init__": __init__, "_direction": direction})
+
+def _cosine(y_true: Any, y_pred: Any, axis: int = -1) -> Any:
+    return -_losses.cosine_similarity(y_true, y_pred, axis=axis)
 
 
-class TopKCategoricalAccuracy(  # type: ignore[misc]
-    _wrapped(top_k_categorical_accuracy, "top_k_categorical_accuracy", "up", ("k",), (5,))
-):
+class TopKCategoricalAccuracy(_Wrapped):
     """TF equivalent: ``tf.keras.metrics.TopKCategoricalAccuracy`` (``k=5``)."""
 
+    _direction = "up"
+    _fn = staticmethod(top_k_categorical_accuracy)
+    _default_name = "top_k_categorical_accuracy"
+    _params = ("k",)
+    _defaults = (5,)
 
-class SparseTopKCategoricalAccuracy(  # type: ignore[misc]
-    _wrapped(sparse_top_k_categorical_accuracy, "sparse_top_k_categorical_accuracy", "up", ("k",), (5,))
-):
+
+class SparseTopKCategoricalAccuracy(_Wrapped):
     """TF equivalent: ``tf.keras.metrics.SparseTopKCategoricalAccuracy`` (``k=5``)."""
 
+    _direction = "up"
+    _fn = staticmethod(sparse_top_k_categorical_accuracy)
+    _default_name = "sparse_top_k_categorical_accuracy"
+    _params = ("k",)
+    _defaults = (5,)
 
-class BinaryCrossentropy(  # type: ignore[misc]
-    _wrapped(_losses.binary_crossentropy, "binary_crossentropy", "down",
-             ("from_logits", "label_smoothing"), (False, 0.0))
-):
+
+class BinaryCrossentropy(_Wrapped):
     """TF equivalent: ``tf.keras.metrics.BinaryCrossentropy``."""
 
+    _direction = "down"
+    _fn = staticmethod(_losses.binary_crossentropy)
+    _default_name = "binary_crossentropy"
+    _params = ("from_logits", "label_smoothing")
+    _defaults = (False, 0.0)
 
-class CategoricalCrossentropy(  # type: ignore[misc]
-    _wrapped(_losses.categorical_crossentropy, "categorical_crossentropy", "down",
-             ("from_logits", "label_smoothing"), (False, 0.0))
-):
+
+class CategoricalCrossentropy(_Wrapped):
     """TF equivalent: ``tf.keras.metrics.CategoricalCrossentropy``."""
 
+    _direction = "down"
+    _fn = staticmethod(_losses.categorical_crossentropy)
+    _default_name = "categorical_crossentropy"
+    _params = ("from_logits", "label_smoothing")
+    _defaults = (False, 0.0)
 
-class SparseCategoricalCrossentropy(  # type: ignore[misc]
-    _wrapped(_losses.sparse_categorical_crossentropy, "sparse_categorical_crossentropy", "down",
-             ("from_logits",), (False,))
-):
+
+class SparseCategoricalCrossentropy(_Wrapped):
     """TF equivalent: ``tf.keras.metrics.SparseCategoricalCrossentropy``."""
 
+    _direction = "down"
+    _fn = staticmethod(_losses.sparse_categorical_crossentropy)
+    _default_name = "sparse_categorical_crossentropy"
+    _params = ("from_logits",)
+    _defaults = (False,)
 
-class KLDivergence(_wrapped(_losses.kl_divergence, "kl_divergence", "down")):  # type: ignore[misc]
+
+class KLDivergence(_Wrapped):
     """TF equivalent: ``tf.keras.metrics.KLDivergence``."""
 
+    _direction = "down"
+    _fn = staticmethod(_losses.kl_divergence)
+    _default_name = "kl_divergence"
 
-class CosineSimilarity(  # type: ignore[misc]
-    _wrapped(lambda t, p, axis=-1: -_losses.cosine_similarity(t, p, axis=axis), "cosine_similarity", "up",
-             ("axis",), (-1,))
-):
+
+class CosineSimilarity(_Wrapped):
     """The mean cosine of the angle between targets and predictions (1: aligned).
     TF equivalent: ``tf.keras.metrics.CosineSimilarity``."""
 
+    _direction = "up"
+    _fn = staticmethod(_cosine)
+    _default_name = "cosine_similarity"
+    _params = ("axis",)
+    _defaults = (-1,)
 
-class MeanAbsolutePercentageError(  # type: ignore[misc]
-    _wrapped(_losses.mean_absolute_percentage_error, "mean_absolute_percentage_error", "down")
-):
+
+class MeanAbsolutePercentageError(_Wrapped):
     """TF equivalent: ``tf.keras.metrics.MeanAbsolutePercentageError``."""
 
+    _direction = "down"
+    _fn = staticmethod(_losses.mean_absolute_percentage_error)
+    _default_name = "mean_absolute_percentage_error"
 
-class MeanSquaredLogarithmicError(  # type: ignore[misc]
-    _wrapped(_losses.mean_squared_logarithmic_error, "mean_squared_logarithmic_error", "down")
-):
+
+class MeanSquaredLogarithmicError(_Wrapped):
     """TF equivalent: ``tf.keras.metrics.MeanSquaredLogarithmicError``."""
+
+    _direction = "down"
+    _fn = staticmethod(_losses.mean_squared_logarithmic_error)
+    _default_name = "mean_squared_logarithmic_error"
 
 
 class RootMeanSquaredError(Mean):
@@ -435,11 +473,18 @@ def _thresholds(thresholds: Any, default: float = 0.5) -> list[float]:
     return values
 
 
+_COUNT_NAMES = {"tp": "true_positives", "fp": "false_positives", "tn": "true_negatives", "fn": "false_negatives"}
+
+
 class _Confusion(Metric):
     """Counts of true/false positives/negatives at each of ``thresholds`` (a prediction
     above a threshold is positive), weighted by ``sample_weight``."""
 
     _kinds: tuple[str, ...] = ("tp", "fp", "tn", "fn")
+    true_positives: Any
+    false_positives: Any
+    true_negatives: Any
+    false_negatives: Any
 
     def __init__(self, thresholds: list[float], name: str | None, dtype: Any, class_id: int | None = None) -> None:
         super().__init__(name=name, dtype=dtype)
@@ -477,33 +522,39 @@ class _Confusion(Metric):
             getattr(self, names[kind]).assign_add(reduce_sum(hits, axis=1))
 
 
-def _counts_class(kind: str, default_name: str) -> type:
-    attr = {"tp": "true_positives", "fp": "false_positives", "tn": "true_negatives", "fn": "false_negatives"}[kind]
+class _Count(_Confusion):
+    """One of the four counts at each threshold (a scalar for one threshold)."""
 
-    def __init__(self: Any, thresholds: Any = None, name: str | None = None, dtype: Any = None) -> None:
-        _Confusion.__init__(self, _thresholds(thresholds), name or default_name, dtype)
+    def __init__(self, thresholds: Any = None, name: str | None = None, dtype: Any = None) -> None:
+        super().__init__(_thresholds(thresholds), name or _COUNT_NAMES[self._kinds[0]], dtype)
 
-    def result(self: Any) -> Any:
-        v = getattr(self, attr).read_value()
+    def result(self) -> Any:
+        v = getattr(self, _COUNT_NAMES[self._kinds[0]]).read_value()
         return v[0] if len(self._t) == 1 else v
 
-    return type(default_name, (_Confusion,), {"__init__": __init__, "result": result, "_kinds": (kind,)})
 
-
-class TruePositives(_counts_class("tp", "true_positives")):  # type: ignore[misc]
+class TruePositives(_Count):
     """TF equivalent: ``tf.keras.metrics.TruePositives`` (threshold 0.5)."""
 
+    _kinds = ("tp",)
 
-class FalsePositives(_counts_class("fp", "false_positives")):  # type: ignore[misc]
+
+class FalsePositives(_Count):
     """TF equivalent: ``tf.keras.metrics.FalsePositives`` (threshold 0.5)."""
 
+    _kinds = ("fp",)
 
-class TrueNegatives(_counts_class("tn", "true_negatives")):  # type: ignore[misc]
+
+class TrueNegatives(_Count):
     """TF equivalent: ``tf.keras.metrics.TrueNegatives`` (threshold 0.5)."""
 
+    _kinds = ("tn",)
 
-class FalseNegatives(_counts_class("fn", "false_negatives")):  # type: ignore[misc]
+
+class FalseNegatives(_Count):
     """TF equivalent: ``tf.keras.metrics.FalseNegatives`` (threshold 0.5)."""
+
+    _kinds = ("fn",)
 
 
 class Precision(_Confusion):
