@@ -31,6 +31,7 @@ use std::collections::HashMap;
 use std::mem::MaybeUninit;
 
 use half::f16;
+use num_complex::{Complex32, Complex64};
 use num_traits::Float;
 
 use crate::dtype::DType;
@@ -138,6 +139,17 @@ impl Rule {
         }
     }
 
+    /// Whether the rule updates complex variables: SGD, Adam without AMSGrad,
+    /// RMSprop and Adagrad (as TF's optimizers do, with `g * g` for the square); the
+    /// others (and AMSGrad's maximum) are defined on real numbers only.
+    pub fn takes_complex(&self) -> bool {
+        match *self {
+            Rule::Sgd { .. } | Rule::RmsProp { .. } | Rule::Adagrad { .. } => true,
+            Rule::Adam { amsgrad, .. } => !amsgrad,
+            _ => false,
+        }
+    }
+
     /// A slot's value before the first update (Adagrad's accumulator starts at
     /// `initial_accumulator_value`, the others at zero).
     pub fn slot_initial(&self, name: &str) -> f64 {
@@ -169,11 +181,14 @@ pub struct Step {
 /// and shape); the error [`apply_update`] would give, without changing anything.
 pub fn check_update(var: &Variable, grad: &Tensor) -> Result<()> {
     let dtype = var.dtype();
-    if !matches!(dtype, DType::F16 | DType::F32 | DType::F64) {
+    if !matches!(
+        dtype,
+        DType::F16 | DType::F32 | DType::F64 | DType::C64 | DType::C128
+    ) {
         return Err(Error::dtype(
             OP,
             format!(
-                "the fused optimizer kernels update float16, float32 and float64 variables, '{}' is {}",
+                "the fused optimizer kernels update floating and complex variables, '{}' is {}",
                 var.name(),
                 dtype.name()
             ),
@@ -249,6 +264,16 @@ pub fn apply_update_with(
     grad_squared: Option<&Tensor>,
 ) -> Result<()> {
     check_update(var, grad)?;
+    if var.dtype().is_complex() && !rule.takes_complex() {
+        return Err(Error::dtype(
+            OP,
+            format!(
+                "{rule:?} updates real variables, '{}' is {}",
+                var.name(),
+                var.dtype().name()
+            ),
+        ));
+    }
     let names = rule.slot_names();
     if slots.len() != names.len() {
         return Err(Error::invalid(
@@ -325,6 +350,12 @@ fn update_now(
         let (new, new_slots) = match cur.dtype() {
             DType::F16 => fused::<f16>(rule, &cur, grad, &slot_values, step, grad_squared)?,
             DType::F32 => fused::<f32>(rule, &cur, grad, &slot_values, step, grad_squared)?,
+            DType::C64 => {
+                fused_complex::<Complex32>(rule, &cur, grad, &slot_values, step, grad_squared)?
+            }
+            DType::C128 => {
+                fused_complex::<Complex64>(rule, &cur, grad, &slot_values, step, grad_squared)?
+            }
             _ => fused::<f64>(rule, &cur, grad, &slot_values, step, grad_squared)?,
         };
         if var.store_if_current(&cur, new) {
@@ -642,6 +673,173 @@ fn fused<T: Elem>(
     ))
 }
 
+/// The complex element types of the fused kernels.
+trait CElem:
+    Copy
+    + Send
+    + Sync
+    + crate::dtype::Element
+    + std::ops::Add<Output = Self>
+    + std::ops::Sub<Output = Self>
+    + std::ops::Mul<Output = Self>
+    + std::ops::Div<Output = Self>
+{
+    /// A real number as a complex one.
+    fn real(v: f64) -> Self;
+    fn sqrt(self) -> Self;
+    fn slice(a: &Tensor) -> Result<std::borrow::Cow<'_, [Self]>>;
+}
+
+macro_rules! celem {
+    ($t:ty, $r:ty) => {
+        impl CElem for $t {
+            fn real(v: f64) -> $t {
+                <$t>::new(v as $r, 0.0)
+            }
+            fn sqrt(self) -> $t {
+                <$t>::sqrt(self)
+            }
+            fn slice(t: &Tensor) -> Result<std::borrow::Cow<'_, [$t]>> {
+                let a = t.array::<$t>()?;
+                Ok(match a.as_slice() {
+                    Some(s) => std::borrow::Cow::Borrowed(s),
+                    None => std::borrow::Cow::Owned(a.iter().copied().collect()),
+                })
+            }
+        }
+    };
+}
+celem!(Complex32, f32);
+celem!(Complex64, f64);
+
+/// The complex variables' step (the rules of [`Rule::takes_complex`]), in the order of
+/// the real kernels: the hyperparameters as complex numbers with a zero imaginary
+/// part, `g * g` for the square, the principal square root; Adam's `α` computed in
+/// float64 first (as the Python optimizers compute it for complex variables).
+fn fused_complex<C: CElem>(
+    rule: &Rule,
+    cur: &Tensor,
+    grad: &Tensor,
+    slots: &[Tensor],
+    step: Step,
+    grad_squared: Option<&Tensor>,
+) -> Result<(Tensor, Vec<Tensor>)> {
+    let x = C::slice(cur)?;
+    let g = C::slice(grad)?;
+    let s: Vec<std::borrow::Cow<'_, [C]>> = slots.iter().map(|t| C::slice(t)).collect::<Result<_>>()?;
+    let sq = grad_squared.map(|t| C::slice(t)).transpose()?;
+    let c = C::real;
+    let lr = c(step.learning_rate);
+    let decay = step.weight_decay.map(c);
+    let dx = move |x: C| match decay {
+        Some(wd) => x - x * wd * lr,
+        None => x,
+    };
+    let (new, outs) = match *rule {
+        Rule::Sgd { momentum, nesterov } => {
+            if momentum == 0.0 {
+                let (n, []) = run(&x, &g, &g, [], |x, g, _, []| (dx(x) - g * lr, []))?;
+                (n, vec![])
+            } else {
+                let mo = c(momentum);
+                let (n, [m]) = run(&x, &g, &g, [&s[0]], |x, g, _, [m]| {
+                    let m = m * mo - g * lr;
+                    let x = dx(x);
+                    (
+                        if nesterov {
+                            x + (m * mo - g * lr)
+                        } else {
+                            x + m
+                        },
+                        [m],
+                    )
+                })?;
+                (n, vec![m])
+            }
+        }
+        Rule::Adam {
+            beta_1,
+            beta_2,
+            epsilon,
+            ..
+        } => {
+            let t = step.step as f64;
+            let alpha = c(step.learning_rate * (1.0 - beta_2.powf(t)).sqrt() / (1.0 - beta_1.powf(t)));
+            let (c1, c2, eps) = (c(1.0 - beta_1), c(1.0 - beta_2), c(epsilon));
+            let sq_or_g: &[C] = sq.as_deref().unwrap_or(&g);
+            let squared = sq.is_some();
+            let (n, [m, v]) = run(&x, &g, sq_or_g, [&s[0], &s[1]], |x, g, q, [m, v]| {
+                let q = if squared { q } else { g * g };
+                let m = m + (g - m) * c1;
+                let v = v + (q - v) * c2;
+                (dx(x) - (m * alpha) / (v.sqrt() + eps), [m, v])
+            })?;
+            (n, vec![m, v])
+        }
+        Rule::RmsProp {
+            rho,
+            momentum,
+            epsilon,
+            centered,
+        } => {
+            let (r, c1, eps, mo) = (c(rho), c(1.0 - rho), c(epsilon), c(momentum));
+            let with_momentum = momentum > 0.0;
+            let k = slots.len();
+            // Slots in `slot_names` order: velocity, [momentum], [average_gradient].
+            let zeros = vec![c(0.0); x.len()];
+            let m0: &[C] = if with_momentum { &s[1] } else { &zeros };
+            let a0: &[C] = if centered { &s[k - 1] } else { &zeros };
+            let (n, [v, m, a]) = run(&x, &g, &g, [&s[0], m0, a0], |x, g, _, [v, m, a]| {
+                let v = v * r + g * g * c1;
+                let (a, denom) = if centered {
+                    let a = a * r + g * c1;
+                    (a, v - a * a + eps)
+                } else {
+                    (a, v + eps)
+                };
+                let inc = (g * lr) / denom.sqrt();
+                if with_momentum {
+                    let m = m * mo + inc;
+                    (dx(x) - m, [v, m, a])
+                } else {
+                    (dx(x) - inc, [v, m, a])
+                }
+            })?;
+            let mut outs = vec![v];
+            if with_momentum {
+                outs.push(m);
+            }
+            if centered {
+                outs.push(a);
+            }
+            (n, outs)
+        }
+        Rule::Adagrad { epsilon, .. } => {
+            let eps = c(epsilon);
+            let (n, [acc]) = run(&x, &g, &g, [&s[0]], |x, g, _, [acc]| {
+                let acc = acc + g * g;
+                (dx(x) - (g * lr) / (acc + eps).sqrt(), [acc])
+            })?;
+            (n, vec![acc])
+        }
+        _ => {
+            return Err(Error::dtype(
+                OP,
+                format!("{rule:?} updates real variables"),
+            ))
+        }
+    };
+    let shape = cur.shape();
+    let tensor = |v: Vec<C>| -> Result<Tensor> {
+        let a = crate::size::shaped(OP, shape, v)?;
+        Ok(Tensor::new(<C as crate::dtype::Element>::wrap(a.into_shared())))
+    };
+    Ok((
+        tensor(new)?,
+        outs.into_iter().map(tensor).collect::<Result<_>>()?,
+    ))
+}
+
 /// One chunk's output pieces: where it starts, the variable's and the slots'.
 type Piece<'a, T, const S: usize> = (
     usize,
@@ -653,7 +851,7 @@ type Piece<'a, T, const S: usize> = (
 /// inputs and writing `S + 1` new arrays, in chunks shared with the engine's pool
 /// above [`PAR_THRESHOLD`] elements.
 #[inline(always)]
-fn run<T: Elem, const S: usize>(
+fn run<T: Copy + Send + Sync, const S: usize>(
     x: &[T],
     g: &[T],
     q: &[T],
@@ -758,6 +956,12 @@ impl State {
     ) -> Result<()> {
         for (g, v) in grads_and_vars {
             check_update(v, g)?;
+            if v.dtype().is_complex() && !rule.takes_complex() {
+                return Err(Error::dtype(
+                    OP,
+                    format!("{rule:?} updates real variables, '{}' is complex", v.name()),
+                ));
+            }
         }
         let step = self.iterations() + 1;
         let names = rule.slot_names();
@@ -1492,6 +1696,51 @@ mod tests {
         assert!(opt
             .apply_gradients(&[(Tensor::scalar(1.0f64), &a)])
             .is_err());
+    }
+
+    #[test]
+    fn float16_matches_keras_and_complex_steps_by_hand() {
+        // TF 2.21's Keras 3, float16 variables, the same five steps (gradients cast
+        // from float64): Adam and Lion.
+        let run = |mut opt: Box<dyn Optimizer>| {
+            let v = Variable::new(
+                Tensor::from_vec(
+                    [1.0, -2.0, 0.5].map(f16::from_f64).to_vec(),
+                    &[3],
+                )
+                .unwrap(),
+                true,
+                None,
+            );
+            for t in 1..=5 {
+                let last = if t <= 2 { 2.0 } else { 0.01 };
+                let g = [0.3 * t as f64, -1.0, last].map(f16::from_f64).to_vec();
+                opt.apply_gradients(&[(Tensor::from_vec(g, &[3]).unwrap(), &v)])
+                    .unwrap();
+            }
+            v.value_unrecorded().to_vec::<f16>().unwrap()
+        };
+        let adam = run(Box::new(Adam::new(0.1)));
+        let lion = run(Box::new(Lion::new(0.1)));
+        for (got, want) in [
+            (adam, [0.52099609375, -1.5068359375, 0.10943603515625]),
+            (lion, [0.49951171875, -1.501953125, -0.0001220703125]),
+        ] {
+            for (g, w) in got.iter().zip(want) {
+                assert!((g.to_f64() - w).abs() <= 2e-3, "{got:?} vs Keras {want:?}");
+            }
+        }
+        // Complex SGD: (1 + i) - 0.1 (2 - i) = 0.8 + 1.1i; Nadam refuses complex.
+        let c = Variable::new(
+            Tensor::from_vec(vec![Complex64::new(1.0, 1.0)], &[1]).unwrap(),
+            true,
+            None,
+        );
+        let g = Tensor::from_vec(vec![Complex64::new(2.0, -1.0)], &[1]).unwrap();
+        Sgd::new(0.1).apply_gradients(&[(g.clone(), &c)]).unwrap();
+        let got = c.value_unrecorded().to_vec::<Complex64>().unwrap()[0];
+        assert!((got - Complex64::new(0.8, 1.1)).norm() < 1e-15, "{got}");
+        assert!(Nadam::new(0.1).apply_gradients(&[(g, &c)]).is_err());
     }
 
     #[test]

@@ -561,3 +561,133 @@ def test_sequential_with_input_layer_and_activation_layers():
     y = model(X(5, 4))
     assert y.shape == (5, 3)
     np.testing.assert_allclose(y.numpy().sum(1), np.ones(5), rtol=1e-6)
+
+
+# --- recurrent layers ----------------------------------------------------------------------
+
+XR = X(2, 4, 3)
+
+
+def _rnn(layer):
+    """Builds ``layer`` on XR and sets weight i to K(shape) + 0.05 i (Keras' order)."""
+    layer(XR)
+    for i, v in enumerate(layer.weights):
+        v.assign(K(*v.shape) + 0.05 * i)
+    return layer(XR)
+
+
+RNNS = {
+    "SimpleRNN": lambda: _rnn(Lr.SimpleRNN(2, return_sequences=True)),
+    "LSTM_last": lambda: _rnn(Lr.LSTM(2, return_state=True))[0],
+    "LSTM_h": lambda: _rnn(Lr.LSTM(2, return_state=True))[1],
+    "LSTM_c": lambda: _rnn(Lr.LSTM(2, return_state=True))[2],
+    "LSTM_seq_back": lambda: _rnn(Lr.LSTM(3, return_sequences=True, go_backwards=True)),
+    "GRU_seq": lambda: _rnn(Lr.GRU(2, return_sequences=True)),
+    "GRU_noreset": lambda: _rnn(Lr.GRU(2, reset_after=False)),
+    "Bidir_LSTM_seq": lambda: _rnn(Lr.Bidirectional(Lr.LSTM(2, return_sequences=True))),
+    "Bidir_GRU_sum": lambda: _rnn(Lr.Bidirectional(Lr.GRU(2), merge_mode="sum")),
+}
+
+KERAS_RNNS = {
+    "SimpleRNN": ([2, 4, 2], [
+        0.80172342, 0.63774455, 0.92658073, 0.91575903, 0.57944065, 0.60005337, 0.9334932, 0.8416025,
+        0.72223175, 0.7473194, 0.44670296, 0.49292517, 0.91829568, 0.81396794, 0.9408567, 0.92949456,
+    ]),
+    "LSTM_last": ([2, 2], [
+        0.12566088, -0.01127007, 0.07487068, -0.04621008,
+    ]),
+    "LSTM_h": ([2, 2], [
+        0.12566088, -0.01127007, 0.07487068, -0.04621008,
+    ]),
+    "LSTM_c": ([2, 2], [
+        0.29878139, -0.02952915, 0.18164521, -0.11916567,
+    ]),
+    "LSTM_seq_back": ([2, 4, 3], [
+        0.0403822, 0.02152868, 0.00308346, -0.07118865, -0.07869536, -0.06990063, -0.10656585, -0.14887695,
+        -0.18070924, -0.09121762, -0.14412785, -0.16163573, -0.08031741, -0.12814058, -0.16533315, -0.06000108,
+        -0.12133076, -0.14929311, -0.12745962, -0.15545855, -0.15380652, -0.12793276, -0.16838075, -0.19897574,
+    ]),
+    "GRU_seq": ([2, 4, 2], [
+        0.04758757, 0.0327224, -0.05801817, -0.16507754, 0.03727629, -0.0462935, 0.06861451, 0.00605038,
+        -0.09078924, -0.18533225, 0.02298357, -0.05183138, 0.05916531, 0.00098952, -0.04706728, -0.18201019,
+    ]),
+    "GRU_noreset": ([2, 2], [
+        0.19109243, 0.06704246, 0.09149904, -0.08687295,
+    ]),
+    "Bidir_LSTM_seq": ([2, 4, 4], [
+        0.07715066, 0.0010968, 0.36683854, 0.20875013, 0.05691753, -0.0395768, 0.15776032, 0.0456216,
+        0.08001057, -0.01820817, 0.12637566, 0.05722023, 0.12566088, -0.01127007, 0.25247487, 0.16811411,
+        0.00965299, -0.03861573, 0.17778061, 0.04695108, 0.04765796, -0.01561521, 0.15716927, 0.06086775,
+        0.10567332, -0.00953955, 0.29788813, 0.16978504, 0.07487068, -0.04621008, 0.05807421, -0.00022058,
+    ]),
+    "Bidir_GRU_sum": ([2, 2], [
+        0.28762141, 0.15947321, 0.02005402, -0.23659907,
+    ]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(KERAS_RNNS))
+def test_recurrent_layers_match_keras(name):
+    shape, values = KERAS_RNNS[name]
+    y = RNNS[name]()
+    assert list(y.shape) == shape
+    np.testing.assert_allclose(y.numpy().ravel(), values, rtol=2e-5, atol=2e-6)
+
+
+def test_recurrent_weights_as_keras():
+    lstm, gru = Lr.LSTM(2), Lr.GRU(2)
+    lstm(XR)
+    gru(XR)
+    assert [tuple(v.shape) for v in lstm.weights] == [(3, 8), (2, 8), (8,)]
+    assert [tuple(v.shape) for v in gru.weights] == [(3, 6), (2, 6), (2, 6)]
+    np.testing.assert_array_equal(lstm.weights[2].numpy(), [0, 0, 1, 1, 0, 0, 0, 0])  # unit_forget_bias
+    q = lstm.weights[1].numpy()  # orthogonal recurrent kernel: orthonormal rows
+    np.testing.assert_allclose(q @ q.T, np.eye(2), atol=1e-6)
+    bi = Lr.Bidirectional(Lr.GRU(2))
+    bi(XR)
+    assert len(bi.trainable_variables) == 6
+
+
+def test_lstm_gradients_through_time_match_finite_differences():
+    layer = Lr.LSTM(2, return_sequences=True, dtype="float64")
+    x = gt.Variable(XR.astype(np.float64))
+    layer(x)
+    for i, v in enumerate(layer.weights):
+        v.assign(K(*v.shape).astype(np.float64) + 0.05 * i)
+    kernel = layer.weights[0]
+
+    def f():
+        return gt.reduce_sum(gt.square(layer(x)) * gt.constant(np.arange(16.0).reshape(2, 4, 2)))
+
+    with gt.GradientTape() as tape:
+        loss = f()
+    gx, gk = tape.gradient(loss, [x, kernel])
+    for var, g, idx in [(x, gx, (0, 0, 1)), (x, gx, (1, 2, 0)), (kernel, gk, (2, 5))]:
+        base = var.numpy()
+        vals = []
+        for sign in (1, -1):
+            b = base.copy()
+            b[idx] += sign * 1e-6
+            var.assign(b)
+            vals.append(float(f()))
+        var.assign(base)
+        np.testing.assert_allclose(g.numpy()[idx], (vals[0] - vals[1]) / 2e-6, rtol=1e-5)
+
+
+def test_text_classifier_with_a_bidirectional_lstm_trains():
+    rng = np.random.default_rng(0)
+    tokens = rng.integers(1, 20, size=(64, 6))
+    labels = (tokens[:, 0] > 10).astype(np.float32)[:, None]  # the first word decides
+    model = gt.keras.Sequential([
+        Lr.Embedding(20, 8), Lr.Bidirectional(Lr.LSTM(8)), Lr.Dense(1, activation="sigmoid"),
+    ])
+    opt = gt.optimizers.Adam(0.05)
+    bce = L.BinaryCrossentropy()
+    losses = []
+    for _ in range(15):
+        with gt.GradientTape() as tape:
+            loss = bce(labels, model(tokens))
+        grads = tape.gradient(loss, model.trainable_variables)
+        opt.apply_gradients(zip(grads, model.trainable_variables))
+        losses.append(float(loss))
+    assert losses[-1] < 0.5 * losses[0], losses

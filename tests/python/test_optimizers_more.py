@@ -173,3 +173,50 @@ def test_complex_and_integer_variables_are_refused_without_a_change():
         assert r.numpy().tolist() == [1.0] and int(opt.iterations.numpy()) == 0
         with pytest.raises(ValueError, match="Invalid type"):
             opt.apply_gradients([(gt.constant([1]), gt.Variable([1]))])
+
+
+COMPLEX = {
+    "SGD": lambda: OPT.SGD(0.1),
+    "SGDm": lambda: OPT.SGD(0.1, momentum=0.9, nesterov=True),
+    "Adam": lambda: OPT.Adam(0.1),
+    "AdamW": lambda: OPT.AdamW(0.1, weight_decay=0.05),
+    "RMSprop": lambda: OPT.RMSprop(0.1),
+    "RMSpropmc": lambda: OPT.RMSprop(0.1, momentum=0.5, centered=True),
+    "Adagrad": lambda: OPT.Adagrad(0.1),
+}
+
+
+def _complex_run(make, dtype, monkeypatch=None):
+    v = gt.Variable(np.array([1 + 1j, -2 + 0.5j, 0.5 - 3j], dtype))
+    opt = make()
+    for t in range(1, 6):
+        g = np.array([0.3 * t - 0.2j, -1 + 0.1j * t, (2 if t <= 2 else 0.01) + 1j], dtype)
+        opt.apply_gradients([(gt.constant(g), v)])
+    return v.numpy()
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+@pytest.mark.parametrize("name", sorted(COMPLEX))
+def test_complex_variables_run_the_kernel_as_the_op_chain(name, dtype, monkeypatch):
+    with monkeypatch.context() as m:
+        spy = _Spy(m)
+        fused = _complex_run(COMPLEX[name], dtype)
+        assert len(spy.kinds) == 5  # the kernel, once a step
+    with monkeypatch.context() as m:
+        spy = _Spy(m)
+        m.setattr(_base.Optimizer, "_native", lambda self, v, g: None)
+        chain = _complex_run(COMPLEX[name], dtype)
+        assert spy.kinds == []
+    rtol = 1e-5 if dtype == "complex64" else 1e-12
+    np.testing.assert_allclose(fused, chain, rtol=rtol, atol=rtol)
+
+
+def test_complex_first_steps_by_hand():
+    v = gt.Variable(np.array([1 + 1j], np.complex128))
+    OPT.SGD(0.1).apply_gradients([(gt.constant(np.array([2 - 1j])), v)])
+    np.testing.assert_allclose(v.numpy(), [0.8 + 1.1j], rtol=1e-15)
+    # Adagrad: acc = 0.1 + g*g (g*g = 3 - 4j), step lr g / sqrt(acc + eps).
+    v = gt.Variable(np.array([1 + 1j], np.complex128))
+    OPT.Adagrad(0.1).apply_gradients([(gt.constant(np.array([2 - 1j])), v)])
+    want = (1 + 1j) - 0.1 * (2 - 1j) / np.sqrt(0.1 + (2 - 1j) ** 2 + 1e-7)
+    np.testing.assert_allclose(v.numpy(), [want], rtol=1e-12)

@@ -18,6 +18,7 @@ from .core_more import (
     SpatialDropout1D, SpatialDropout2D, SpatialDropout3D, Subtract, UnitNormalization, UpSampling2D,
     ZeroPadding2D, add, average, concatenate, dot, multiply, subtract,
 )
+from .recurrent import GRU, LSTM, RNN, Bidirectional, GRUCell, LSTMCell, SimpleRNN, SimpleRNNCell
 from .core_more import maximum_ as maximum
 from .core_more import minimum_ as minimum
 
@@ -46,6 +47,7 @@ __all__ += [
     "MaxPooling1D", "AveragePooling1D", "MaxPool1D", "AvgPool1D", "ZeroPadding2D", "Cropping2D", "UpSampling2D",
     "GaussianNoise", "GaussianDropout", "SpatialDropout1D", "SpatialDropout2D", "SpatialDropout3D",
     "Conv1D", "Conv2DTranspose", "DepthwiseConv2D", "SeparableConv2D", "Convolution1D",
+    "RNN", "SimpleRNN", "SimpleRNNCell", "GRU", "GRUCell", "LSTM", "LSTMCell", "Bidirectional",
 ]
 GlobalAvgPool1D, GlobalAvgPool2D = GlobalAveragePooling1D, GlobalAveragePooling2D
 GlobalMaxPool1D, GlobalMaxPool2D = GlobalMaxPooling1D, GlobalMaxPooling2D
