@@ -726,7 +726,8 @@ fn fused_complex<C: CElem>(
 ) -> Result<(Tensor, Vec<Tensor>)> {
     let x = C::slice(cur)?;
     let g = C::slice(grad)?;
-    let s: Vec<std::borrow::Cow<'_, [C]>> = slots.iter().map(|t| C::slice(t)).collect::<Result<_>>()?;
+    let s: Vec<std::borrow::Cow<'_, [C]>> =
+        slots.iter().map(|t| C::slice(t)).collect::<Result<_>>()?;
     let sq = grad_squared.map(|t| C::slice(t)).transpose()?;
     let c = C::real;
     let lr = c(step.learning_rate);
@@ -764,7 +765,8 @@ fn fused_complex<C: CElem>(
             ..
         } => {
             let t = step.step as f64;
-            let alpha = c(step.learning_rate * (1.0 - beta_2.powf(t)).sqrt() / (1.0 - beta_1.powf(t)));
+            let alpha =
+                c(step.learning_rate * (1.0 - beta_2.powf(t)).sqrt() / (1.0 - beta_1.powf(t)));
             let (c1, c2, eps) = (c(1.0 - beta_1), c(1.0 - beta_2), c(epsilon));
             let sq_or_g: &[C] = sq.as_deref().unwrap_or(&g);
             let squared = sq.is_some();
@@ -822,17 +824,14 @@ fn fused_complex<C: CElem>(
             })?;
             (n, vec![acc])
         }
-        _ => {
-            return Err(Error::dtype(
-                OP,
-                format!("{rule:?} updates real variables"),
-            ))
-        }
+        _ => return Err(Error::dtype(OP, format!("{rule:?} updates real variables"))),
     };
     let shape = cur.shape();
     let tensor = |v: Vec<C>| -> Result<Tensor> {
         let a = crate::size::shaped(OP, shape, v)?;
-        Ok(Tensor::new(<C as crate::dtype::Element>::wrap(a.into_shared())))
+        Ok(Tensor::new(<C as crate::dtype::Element>::wrap(
+            a.into_shared(),
+        )))
     };
     Ok((
         tensor(new)?,
@@ -1543,15 +1542,27 @@ mod tests {
         ),
         (
             "ftrl",
-            [-0.09084215760231018, -1.0821610689163208, 0.25181323289871216],
+            [
+                -0.09084215760231018,
+                -1.0821610689163208,
+                0.25181323289871216,
+            ],
         ),
         (
             "ftrl_regularized",
-            [-0.1202469915151596, -0.9520427584648132, 0.23459981381893158],
+            [
+                -0.1202469915151596,
+                -0.9520427584648132,
+                0.23459981381893158,
+            ],
         ),
         (
             "lion",
-            [0.49999991059303284, -1.4999998807907104, 1.4901161193847656e-08],
+            [
+                0.49999991059303284,
+                -1.4999998807907104,
+                1.4901161193847656e-08,
+            ],
         ),
     ];
 
@@ -1704,11 +1715,7 @@ mod tests {
         // from float64): Adam and Lion.
         let run = |mut opt: Box<dyn Optimizer>| {
             let v = Variable::new(
-                Tensor::from_vec(
-                    [1.0, -2.0, 0.5].map(f16::from_f64).to_vec(),
-                    &[3],
-                )
-                .unwrap(),
+                Tensor::from_vec([1.0, -2.0, 0.5].map(f16::from_f64).to_vec(), &[3]).unwrap(),
                 true,
                 None,
             );
