@@ -1,5 +1,8 @@
 //! Optimizers with Keras 3's update rules: [`Sgd`] (with momentum and Nesterov),
-//! [`Adam`] (with AMSGrad), [`AdamW`], [`RmsProp`] and [`Adagrad`].
+//! [`Adam`] (with AMSGrad), [`AdamW`], [`RmsProp`], [`Adagrad`], [`Nadam`], [`Adamax`],
+//! [`Adadelta`], [`Ftrl`] and [`Lion`], for float16, float32 and float64 variables
+//! (float16 computed as TF does: each operation rounded to float16), and for complex
+//! variables where the rule is defined on them ([`Rule::takes_complex`]).
 //!
 //! Each step of a variable is one fused kernel ([`apply_update`]): a single pass over
 //! the variable, its gradient and its slots (in parallel over chunks for big

@@ -691,3 +691,10 @@ def test_text_classifier_with_a_bidirectional_lstm_trains():
         opt.apply_gradients(zip(grads, model.trainable_variables))
         losses.append(float(loss))
     assert losses[-1] < 0.5 * losses[0], losses
+
+
+def test_recurrent_layers_on_an_empty_batch():
+    y, h, c = Lr.LSTM(3, return_sequences=True, return_state=True)(np.zeros((0, 1000, 2), np.float32))
+    assert y.shape == (0, 1000, 3) and h.shape == (0, 3) and c.shape == (0, 3)
+    with pytest.raises(ValueError, match="time"):
+        Lr.GRU(2)(np.zeros((1, 4), np.float32))

@@ -219,6 +219,11 @@ class RNN(Layer):
                              f"got {tuple(x.shape)}")
         if int(x.shape[1]) == 0:
             raise ValueError(f"{type(self).__name__} needs at least one time step, got shape {tuple(x.shape)}")
+        if int(x.shape[0]) == 0:
+            # An empty batch: empty outputs and states, without a loop over the steps.
+            n = [self.cell.units] * len(self.cell.get_initial_state(0))
+            y = zeros([0, int(x.shape[1]), n[0]] if self.return_sequences else [0, n[0]], dtype=x.dtype)
+            return [y, *(zeros([0, u], dtype=x.dtype) for u in n)] if self.return_state else y
         if self.go_backwards:
             x = _reverse_time(x)
         if initial_state is None:
