@@ -698,3 +698,14 @@ def test_recurrent_layers_on_an_empty_batch():
     assert y.shape == (0, 1000, 3) and h.shape == (0, 3) and c.shape == (0, 3)
     with pytest.raises(ValueError, match="time"):
         Lr.GRU(2)(np.zeros((1, 4), np.float32))
+
+
+def test_bad_layer_and_metric_arguments_are_errors():
+    with pytest.raises(ValueError, match="num_thresholds"):
+        M.AUC(num_thresholds=2**40)
+    with pytest.raises(ValueError, match="non-negative"):
+        Lr.Cropping2D(-1)
+    with pytest.raises(ValueError, match="out of range"):
+        Lr.Dot(axes=5)([np.ones((2, 3)), np.ones((2, 3))])
+    with pytest.raises(ValueError, match="divisor"):
+        Lr.GroupNormalization(groups=4)(np.ones((1, 2, 6)))

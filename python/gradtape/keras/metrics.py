@@ -631,8 +631,11 @@ class AUC(_Confusion):
         if thresholds is not None:
             inner = sorted(_thresholds(thresholds))
         else:
-            if num_thresholds <= 1:
-                raise ValueError(f"Argument `num_thresholds` must be an integer > 1. Received: {num_thresholds}")
+            if isinstance(num_thresholds, bool) or not 1 < int(num_thresholds) <= 2**24:
+                # (Keras: any integer > 1; here at most 2^24 thresholds, each a row of counts.)
+                raise ValueError(
+                    f"Argument `num_thresholds` must be an integer > 1 (and at most 2^24). Received: {num_thresholds}"
+                )
             inner = [(i + 1) * 1.0 / (num_thresholds - 1) for i in range(num_thresholds - 2)]
         self.curve = curve.upper()
         self.summation_method = summation_method.lower()

@@ -408,6 +408,9 @@ class Dot(_Merge):
             raise ValueError(f"A `Dot` layer should be called on exactly 2 inputs. Received: {len(inputs)}")
         a, b = inputs
         axes = self.axes if isinstance(self.axes, (list, tuple)) else (self.axes, self.axes)
+        for x, t in zip(axes, (a, b)):
+            if not -t.ndim <= int(x) < t.ndim or int(x) % t.ndim == 0:
+                raise ValueError(f"Dot: axis {x} is out of range (or the batch axis) for an input of rank {t.ndim}")
         ax = [int(x) % t.ndim for x, t in zip(axes, (a, b))]
         if self.normalize:
             a = linalg.l2_normalize(a, axis=ax[0])
@@ -476,6 +479,9 @@ minimum_.__name__ = "minimum"
 
 def _axes(axis: Any, ndim: int) -> list[int]:
     axes = list(axis) if isinstance(axis, (list, tuple)) else [axis]
+    for a in axes:
+        if not -ndim <= int(a) < ndim:
+            raise ValueError(f"Axis {a} is out of bounds for an input of rank {ndim}")
     return sorted(int(a) % ndim for a in axes)
 
 
@@ -823,6 +829,8 @@ class AveragePooling1D(_Pooling1D):
 
 def _two_pairs(value: Any, what: str) -> tuple[tuple[int, int], tuple[int, int]]:
     if isinstance(value, int):
+        if value < 0:
+            raise ValueError(f"`{what}` must be non-negative. Received: {value}.")
         return (value, value), (value, value)
     value = tuple(value)
     if len(value) != 2:
