@@ -164,10 +164,10 @@ class Ftrl(_KernelOnly):
         ]
 
     def _slot_initial(self, key: str, var: Any) -> Any:
-        from .._gradtape import cast, fill
+        from .._gradtape import constant, fill
 
         if key == "accumulator":
-            return fill(tuple(var.shape), cast(self.initial_accumulator_value, var.dtype))
+            return fill(tuple(var.shape), constant(self.initial_accumulator_value, dtype=var.dtype))
         return super()._slot_initial(key, var)
 
 
