@@ -1,5 +1,6 @@
 //! Layers and optimizers: [`Dense`] and [`Sequential`] behind the [`Layer`] trait, and
-//! Keras 3's optimizers ([`Sgd`], [`Adam`], [`AdamW`], [`RmsProp`], [`Adagrad`]) behind
+//! Keras 3's optimizers ([`Sgd`], [`Adam`], [`AdamW`], [`RmsProp`], [`Adagrad`],
+//! [`Nadam`], [`Adamax`], [`Adadelta`], [`Ftrl`], [`Lion`]) behind
 //! the [`Optimizer`] trait, each variable's step one fused kernel
 //! ([`optimizers::apply_update`]). The Python package's `gt.layers.Dense` and
 //! `gt.optimizers` run this code. TF equivalent: `tf.keras.layers`,
@@ -35,4 +36,6 @@ pub mod layers;
 pub mod optimizers;
 
 pub use layers::{Activation, Dense, Layer, Sequential};
-pub use optimizers::{Adagrad, Adam, AdamW, Optimizer, RmsProp, Rule, Sgd};
+pub use optimizers::{
+    Adadelta, Adagrad, Adam, AdamW, Adamax, Ftrl, Lion, Nadam, Optimizer, RmsProp, Rule, Sgd,
+};

@@ -1,5 +1,8 @@
 //! Optimizers with Keras 3's update rules: [`Sgd`] (with momentum and Nesterov),
-//! [`Adam`] (with AMSGrad), [`AdamW`], [`RmsProp`] and [`Adagrad`].
+//! [`Adam`] (with AMSGrad), [`AdamW`], [`RmsProp`], [`Adagrad`], [`Nadam`], [`Adamax`],
+//! [`Adadelta`], [`Ftrl`] and [`Lion`], for float16, float32 and float64 variables
+//! (float16 computed as TF does: each operation rounded to float16), and for complex
+//! variables where the rule is defined on them ([`Rule::takes_complex`]).
 //!
 //! Each step of a variable is one fused kernel ([`apply_update`]): a single pass over
 //! the variable, its gradient and its slots (in parallel over chunks for big
@@ -30,6 +33,8 @@
 use std::collections::HashMap;
 use std::mem::MaybeUninit;
 
+use half::f16;
+use num_complex::{Complex32, Complex64};
 use num_traits::Float;
 
 use crate::dtype::DType;
@@ -73,6 +78,38 @@ pub enum Rule {
         initial_accumulator_value: f64,
         epsilon: f64,
     },
+    /// Keras 3 `Nadam`: Adam's moments with Nesterov momentum and the momentum
+    /// schedule `u_t = β1 (1 - ½ 0.96^t)`: `m̂ = u_{t+1} m / (1 - Πu_{..t+1}) +
+    /// (1 - u_t) g / (1 - Πu_{..t})`, `var -= lr m̂ / (√(v / (1 - β2^t)) + ε)`.
+    Nadam {
+        beta_1: f64,
+        beta_2: f64,
+        epsilon: f64,
+    },
+    /// Keras 3 `Adamax`: `m += (g - m)(1 - β1)`, `u = max(β2 u, |g|)`,
+    /// `var -= lr m / ((1 - β1^t)(u + ε))`.
+    Adamax {
+        beta_1: f64,
+        beta_2: f64,
+        epsilon: f64,
+    },
+    /// Keras 3 `Adadelta`: `a = ρ a + (1 - ρ) g²`, `Δ = -√(d + ε) g / √(a + ε)`,
+    /// `d = ρ d + (1 - ρ) Δ²`, `var += lr Δ`.
+    Adadelta { rho: f64, epsilon: f64 },
+    /// Keras 3 `Ftrl` (follow the regularized leader): the accumulator `n` (starting at
+    /// `initial_accumulator_value`) and the linear term `z`; `var = (clip(z, ±l1) - z)
+    /// / (n^-p / lr + 2 (l2 + β / 2lr))`.
+    Ftrl {
+        learning_rate_power: f64,
+        initial_accumulator_value: f64,
+        l1: f64,
+        l2: f64,
+        l2_shrinkage: f64,
+        beta: f64,
+    },
+    /// Keras 3 `Lion`: `var -= lr sign(β1 m + (1 - β1) g)`, then
+    /// `m = β2 m + (1 - β2) g`.
+    Lion { beta_1: f64, beta_2: f64 },
 }
 
 impl Rule {
@@ -97,6 +134,22 @@ impl Rule {
                 names
             }
             Rule::Adagrad { .. } => vec!["accumulator"],
+            Rule::Nadam { .. } => vec!["momentum", "velocity"],
+            Rule::Adamax { .. } => vec!["momentum", "norm"],
+            Rule::Adadelta { .. } => vec!["accumulated_grad", "accumulated_delta_var"],
+            Rule::Ftrl { .. } => vec!["accumulator", "linear"],
+            Rule::Lion { .. } => vec!["momentum"],
+        }
+    }
+
+    /// Whether the rule updates complex variables: SGD, Adam without AMSGrad,
+    /// RMSprop and Adagrad (as TF's optimizers do, with `g * g` for the square); the
+    /// others (and AMSGrad's maximum) are defined on real numbers only.
+    pub fn takes_complex(&self) -> bool {
+        match *self {
+            Rule::Sgd { .. } | Rule::RmsProp { .. } | Rule::Adagrad { .. } => true,
+            Rule::Adam { amsgrad, .. } => !amsgrad,
+            _ => false,
         }
     }
 
@@ -105,6 +158,10 @@ impl Rule {
     pub fn slot_initial(&self, name: &str) -> f64 {
         match *self {
             Rule::Adagrad {
+                initial_accumulator_value,
+                ..
+            } if name == "accumulator" => initial_accumulator_value,
+            Rule::Ftrl {
                 initial_accumulator_value,
                 ..
             } if name == "accumulator" => initial_accumulator_value,
@@ -127,11 +184,14 @@ pub struct Step {
 /// and shape); the error [`apply_update`] would give, without changing anything.
 pub fn check_update(var: &Variable, grad: &Tensor) -> Result<()> {
     let dtype = var.dtype();
-    if !matches!(dtype, DType::F32 | DType::F64) {
+    if !matches!(
+        dtype,
+        DType::F16 | DType::F32 | DType::F64 | DType::C64 | DType::C128
+    ) {
         return Err(Error::dtype(
             OP,
             format!(
-                "the fused optimizer kernels update float32 and float64 variables, '{}' is {}",
+                "the fused optimizer kernels update floating and complex variables, '{}' is {}",
                 var.name(),
                 dtype.name()
             ),
@@ -207,6 +267,16 @@ pub fn apply_update_with(
     grad_squared: Option<&Tensor>,
 ) -> Result<()> {
     check_update(var, grad)?;
+    if var.dtype().is_complex() && !rule.takes_complex() {
+        return Err(Error::dtype(
+            OP,
+            format!(
+                "{rule:?} updates real variables, '{}' is {}",
+                var.name(),
+                var.dtype().name()
+            ),
+        ));
+    }
     let names = rule.slot_names();
     if slots.len() != names.len() {
         return Err(Error::invalid(
@@ -281,7 +351,14 @@ fn update_now(
         let cur = var.value_unrecorded();
         let slot_values: Vec<Tensor> = slots.iter().map(|s| s.value_unrecorded()).collect();
         let (new, new_slots) = match cur.dtype() {
+            DType::F16 => fused::<f16>(rule, &cur, grad, &slot_values, step, grad_squared)?,
             DType::F32 => fused::<f32>(rule, &cur, grad, &slot_values, step, grad_squared)?,
+            DType::C64 => {
+                fused_complex::<Complex32>(rule, &cur, grad, &slot_values, step, grad_squared)?
+            }
+            DType::C128 => {
+                fused_complex::<Complex64>(rule, &cur, grad, &slot_values, step, grad_squared)?
+            }
             _ => fused::<f64>(rule, &cur, grad, &slot_values, step, grad_squared)?,
         };
         if var.store_if_current(&cur, new) {
@@ -306,6 +383,40 @@ impl Elem for f64 {
     fn from_f64(v: f64) -> f64 {
         v
     }
+}
+/// float16 as TF computes it: every operation in float32, rounded to float16.
+impl Elem for f16 {
+    fn from_f64(v: f64) -> f16 {
+        f16::from_f64(v)
+    }
+}
+
+/// `sign` as `tf.sign`: -1, 0 or 1, NaN for NaN.
+#[inline(always)]
+fn sign<T: Float>(a: T) -> T {
+    if a > T::zero() {
+        T::one()
+    } else if a < T::zero() {
+        -T::one()
+    } else {
+        a
+    }
+}
+
+/// Nadam's `u_product` after `step` steps, as Keras 3 keeps it (one running product,
+/// in the variable's dtype): `Π_{k ≤ t} β1 (1 - ½ 0.96^k)`. Past 2000 factors the
+/// `0.96^k` term is below every dtype's precision, so the rest is `β1^(t - 2000)`.
+fn nadam_u_product<T: Elem>(beta_1: T, step: i64) -> T {
+    let (half, decay) = (T::from_f64(0.5), T::from_f64(0.96));
+    let mut u = T::one();
+    let exact = step.clamp(0, 2000);
+    for k in 1..=exact {
+        u = u * beta_1 * (T::one() - half * decay.powf(T::from_f64(k as f64)));
+    }
+    if step > exact {
+        u = u * beta_1.powf(T::from_f64((step - exact) as f64));
+    }
+    u
 }
 
 /// `max` propagating NaN (as `tf.maximum`).
@@ -463,10 +574,265 @@ fn fused<T: Elem>(
             })?;
             (n, vec![acc])
         }
+        Rule::Nadam {
+            beta_1,
+            beta_2,
+            epsilon,
+        } => {
+            // Keras 3's order, in the variable's dtype.
+            let one = T::one();
+            let (b1, b2, lr, eps) = (c(beta_1), c(beta_2), c(lr), c(epsilon));
+            let (half, decay) = (c(0.5), c(0.96));
+            let (t, t1) = (c(step.step as f64), c(step.step as f64 + 1.0));
+            let u_t = b1 * (one - half * decay.powf(t));
+            let u_t_1 = b1 * (one - half * decay.powf(t1));
+            let u_prod = nadam_u_product(b1, step.step);
+            let u_prod_1 = u_prod * u_t_1;
+            let b2_power = b2.powf(t);
+            let (c1, c2) = (one - b1, one - b2);
+            let (n, [m, v]) = run(&x, &g, &g, [&s[0], &s[1]], |x, g, _, [m, v]| {
+                let m = m + (g - m) * c1;
+                let v = v + (g * g - v) * c2;
+                let m_hat = (u_t_1 * m) / (one - u_prod_1) + ((one - u_t) * g) / (one - u_prod);
+                let v_hat = v / (one - b2_power);
+                (dx(x) - (m_hat * lr) / (v_hat.sqrt() + eps), [m, v])
+            })?;
+            (n, vec![m, v])
+        }
+        Rule::Adamax {
+            beta_1,
+            beta_2,
+            epsilon,
+        } => {
+            let one = T::one();
+            let (lr, eps, c1, b2) = (c(lr), c(epsilon), c(1.0 - beta_1), c(beta_2));
+            let b1_power = c(beta_1).powf(c(step.step as f64));
+            let (n, [m, u]) = run(&x, &g, &g, [&s[0], &s[1]], |x, g, _, [m, u]| {
+                let m = m + (g - m) * c1;
+                let u = nan_max(b2 * u, g.abs());
+                (dx(x) - (lr * m) / ((one - b1_power) * (u + eps)), [m, u])
+            })?;
+            (n, vec![m, u])
+        }
+        Rule::Adadelta { rho, epsilon } => {
+            let (lr, eps, r, c1) = (c(lr), c(epsilon), c(rho), c(1.0 - rho));
+            let (n, [a, d]) = run(&x, &g, &g, [&s[0], &s[1]], |x, g, _, [a, d]| {
+                let a = r * a + c1 * (g * g);
+                let delta = -(((d + eps).sqrt() * g) / (a + eps).sqrt());
+                let d = r * d + c1 * (delta * delta);
+                (dx(x) + lr * delta, [a, d])
+            })?;
+            (n, vec![a, d])
+        }
+        Rule::Ftrl {
+            learning_rate_power,
+            l1,
+            l2,
+            l2_shrinkage,
+            beta,
+            ..
+        } => {
+            let lr = c(lr);
+            let l2_reg = c(l2) + c(beta) / (c(2.0) * lr);
+            let (p, shrink, l1) = (c(-learning_rate_power), c(2.0 * l2_shrinkage), c(l1));
+            let two_l2 = c(2.0) * l2_reg;
+            let (n, [acc, lin]) = run(&x, &g, &g, [&s[0], &s[1]], |x, g, _, [acc, lin]| {
+                let x = dx(x);
+                let grad_to_use = g + shrink * x;
+                let new_acc = acc + g * g;
+                let lin = lin + (grad_to_use - ((new_acc.powf(p) - acc.powf(p)) / lr) * x);
+                let quadratic = new_acc.powf(p) / lr + two_l2;
+                // `clip` as `tf.clip_by_value` (NaN stays NaN).
+                let clipped = if lin > l1 {
+                    l1
+                } else if lin < -l1 {
+                    -l1
+                } else {
+                    lin
+                };
+                ((clipped - lin) / quadratic, [new_acc, lin])
+            })?;
+            (n, vec![acc, lin])
+        }
+        Rule::Lion { beta_1, beta_2 } => {
+            let one = T::one();
+            let (lr, b1, b2) = (c(lr), c(beta_1), c(beta_2));
+            let (n, [m]) = run(&x, &g, &g, [&s[0]], |x, g, _, [m]| {
+                let update = sign(m * b1 + g * (one - b1));
+                (dx(x) - lr * update, [m * b2 + g * (one - b2)])
+            })?;
+            (n, vec![m])
+        }
     };
     let tensor = |v: Vec<T>| -> Result<Tensor> {
         let a = crate::size::shaped(OP, shape, v)?;
         Ok(Tensor::new(<T as crate::dtype::Element>::wrap(
+            a.into_shared(),
+        )))
+    };
+    Ok((
+        tensor(new)?,
+        outs.into_iter().map(tensor).collect::<Result<_>>()?,
+    ))
+}
+
+/// The complex element types of the fused kernels.
+trait CElem:
+    Copy
+    + Send
+    + Sync
+    + crate::dtype::Element
+    + std::ops::Add<Output = Self>
+    + std::ops::Sub<Output = Self>
+    + std::ops::Mul<Output = Self>
+    + std::ops::Div<Output = Self>
+{
+    /// A real number as a complex one.
+    fn real(v: f64) -> Self;
+    fn sqrt(self) -> Self;
+    fn slice(a: &Tensor) -> Result<std::borrow::Cow<'_, [Self]>>;
+}
+
+macro_rules! celem {
+    ($t:ty, $r:ty) => {
+        impl CElem for $t {
+            fn real(v: f64) -> $t {
+                <$t>::new(v as $r, 0.0)
+            }
+            fn sqrt(self) -> $t {
+                <$t>::sqrt(self)
+            }
+            fn slice(t: &Tensor) -> Result<std::borrow::Cow<'_, [$t]>> {
+                let a = t.array::<$t>()?;
+                Ok(match a.as_slice() {
+                    Some(s) => std::borrow::Cow::Borrowed(s),
+                    None => std::borrow::Cow::Owned(a.iter().copied().collect()),
+                })
+            }
+        }
+    };
+}
+celem!(Complex32, f32);
+celem!(Complex64, f64);
+
+/// The complex variables' step (the rules of [`Rule::takes_complex`]), in the order of
+/// the real kernels: the hyperparameters as complex numbers with a zero imaginary
+/// part, `g * g` for the square, the principal square root; Adam's `α` computed in
+/// float64 first (as the Python optimizers compute it for complex variables).
+fn fused_complex<C: CElem>(
+    rule: &Rule,
+    cur: &Tensor,
+    grad: &Tensor,
+    slots: &[Tensor],
+    step: Step,
+    grad_squared: Option<&Tensor>,
+) -> Result<(Tensor, Vec<Tensor>)> {
+    let x = C::slice(cur)?;
+    let g = C::slice(grad)?;
+    let s: Vec<std::borrow::Cow<'_, [C]>> =
+        slots.iter().map(|t| C::slice(t)).collect::<Result<_>>()?;
+    let sq = grad_squared.map(|t| C::slice(t)).transpose()?;
+    let c = C::real;
+    let lr = c(step.learning_rate);
+    let decay = step.weight_decay.map(c);
+    let dx = move |x: C| match decay {
+        Some(wd) => x - x * wd * lr,
+        None => x,
+    };
+    let (new, outs) = match *rule {
+        Rule::Sgd { momentum, nesterov } => {
+            if momentum == 0.0 {
+                let (n, []) = run(&x, &g, &g, [], |x, g, _, []| (dx(x) - g * lr, []))?;
+                (n, vec![])
+            } else {
+                let mo = c(momentum);
+                let (n, [m]) = run(&x, &g, &g, [&s[0]], |x, g, _, [m]| {
+                    let m = m * mo - g * lr;
+                    let x = dx(x);
+                    (
+                        if nesterov {
+                            x + (m * mo - g * lr)
+                        } else {
+                            x + m
+                        },
+                        [m],
+                    )
+                })?;
+                (n, vec![m])
+            }
+        }
+        Rule::Adam {
+            beta_1,
+            beta_2,
+            epsilon,
+            ..
+        } => {
+            let t = step.step as f64;
+            let alpha =
+                c(step.learning_rate * (1.0 - beta_2.powf(t)).sqrt() / (1.0 - beta_1.powf(t)));
+            let (c1, c2, eps) = (c(1.0 - beta_1), c(1.0 - beta_2), c(epsilon));
+            let sq_or_g: &[C] = sq.as_deref().unwrap_or(&g);
+            let squared = sq.is_some();
+            let (n, [m, v]) = run(&x, &g, sq_or_g, [&s[0], &s[1]], |x, g, q, [m, v]| {
+                let q = if squared { q } else { g * g };
+                let m = m + (g - m) * c1;
+                let v = v + (q - v) * c2;
+                (dx(x) - (m * alpha) / (v.sqrt() + eps), [m, v])
+            })?;
+            (n, vec![m, v])
+        }
+        Rule::RmsProp {
+            rho,
+            momentum,
+            epsilon,
+            centered,
+        } => {
+            let (r, c1, eps, mo) = (c(rho), c(1.0 - rho), c(epsilon), c(momentum));
+            let with_momentum = momentum > 0.0;
+            let k = slots.len();
+            // Slots in `slot_names` order: velocity, [momentum], [average_gradient].
+            let zeros = vec![c(0.0); x.len()];
+            let m0: &[C] = if with_momentum { &s[1] } else { &zeros };
+            let a0: &[C] = if centered { &s[k - 1] } else { &zeros };
+            let (n, [v, m, a]) = run(&x, &g, &g, [&s[0], m0, a0], |x, g, _, [v, m, a]| {
+                let v = v * r + g * g * c1;
+                let (a, denom) = if centered {
+                    let a = a * r + g * c1;
+                    (a, v - a * a + eps)
+                } else {
+                    (a, v + eps)
+                };
+                let inc = (g * lr) / denom.sqrt();
+                if with_momentum {
+                    let m = m * mo + inc;
+                    (dx(x) - m, [v, m, a])
+                } else {
+                    (dx(x) - inc, [v, m, a])
+                }
+            })?;
+            let mut outs = vec![v];
+            if with_momentum {
+                outs.push(m);
+            }
+            if centered {
+                outs.push(a);
+            }
+            (n, outs)
+        }
+        Rule::Adagrad { epsilon, .. } => {
+            let eps = c(epsilon);
+            let (n, [acc]) = run(&x, &g, &g, [&s[0]], |x, g, _, [acc]| {
+                let acc = acc + g * g;
+                (dx(x) - (g * lr) / (acc + eps).sqrt(), [acc])
+            })?;
+            (n, vec![acc])
+        }
+        _ => return Err(Error::dtype(OP, format!("{rule:?} updates real variables"))),
+    };
+    let shape = cur.shape();
+    let tensor = |v: Vec<C>| -> Result<Tensor> {
+        let a = crate::size::shaped(OP, shape, v)?;
+        Ok(Tensor::new(<C as crate::dtype::Element>::wrap(
             a.into_shared(),
         )))
     };
@@ -487,7 +853,7 @@ type Piece<'a, T, const S: usize> = (
 /// inputs and writing `S + 1` new arrays, in chunks shared with the engine's pool
 /// above [`PAR_THRESHOLD`] elements.
 #[inline(always)]
-fn run<T: Elem, const S: usize>(
+fn run<T: Copy + Send + Sync, const S: usize>(
     x: &[T],
     g: &[T],
     q: &[T],
@@ -592,6 +958,12 @@ impl State {
     ) -> Result<()> {
         for (g, v) in grads_and_vars {
             check_update(v, g)?;
+            if v.dtype().is_complex() && !rule.takes_complex() {
+                return Err(Error::dtype(
+                    OP,
+                    format!("{rule:?} updates real variables, '{}' is complex", v.name()),
+                ));
+            }
         }
         let step = self.iterations() + 1;
         let names = rule.slot_names();
@@ -896,6 +1268,194 @@ optimizer!(
     s.weight_decay
 );
 
+/// Nadam. TF equivalent: `tf.keras.optimizers.Nadam` (learning rate 0.001, β1 0.9,
+/// β2 0.999, ε 1e-7).
+#[derive(Clone, Debug)]
+pub struct Nadam {
+    pub learning_rate: f64,
+    pub beta_1: f64,
+    pub beta_2: f64,
+    pub epsilon: f64,
+    /// Keras 3's decoupled weight decay (`var -= var * weight_decay * lr`), if any.
+    pub weight_decay: Option<f64>,
+    state: State,
+}
+
+impl Nadam {
+    /// Nadam at `learning_rate` with Keras' other defaults.
+    pub fn new(learning_rate: f64) -> Nadam {
+        Nadam {
+            learning_rate,
+            beta_1: 0.9,
+            beta_2: 0.999,
+            epsilon: 1e-7,
+            weight_decay: None,
+            state: State::default(),
+        }
+    }
+}
+
+optimizer!(
+    Nadam,
+    |s| Rule::Nadam {
+        beta_1: s.beta_1,
+        beta_2: s.beta_2,
+        epsilon: s.epsilon
+    },
+    s.weight_decay
+);
+
+/// Adamax. TF equivalent: `tf.keras.optimizers.Adamax` (learning rate 0.001, β1 0.9,
+/// β2 0.999, ε 1e-7).
+#[derive(Clone, Debug)]
+pub struct Adamax {
+    pub learning_rate: f64,
+    pub beta_1: f64,
+    pub beta_2: f64,
+    pub epsilon: f64,
+    /// Keras 3's decoupled weight decay (`var -= var * weight_decay * lr`), if any.
+    pub weight_decay: Option<f64>,
+    state: State,
+}
+
+impl Adamax {
+    /// Adamax at `learning_rate` with Keras' other defaults.
+    pub fn new(learning_rate: f64) -> Adamax {
+        Adamax {
+            learning_rate,
+            beta_1: 0.9,
+            beta_2: 0.999,
+            epsilon: 1e-7,
+            weight_decay: None,
+            state: State::default(),
+        }
+    }
+}
+
+optimizer!(
+    Adamax,
+    |s| Rule::Adamax {
+        beta_1: s.beta_1,
+        beta_2: s.beta_2,
+        epsilon: s.epsilon
+    },
+    s.weight_decay
+);
+
+/// Adadelta. TF equivalent: `tf.keras.optimizers.Adadelta` (learning rate 0.001,
+/// ρ 0.95, ε 1e-7).
+#[derive(Clone, Debug)]
+pub struct Adadelta {
+    pub learning_rate: f64,
+    pub rho: f64,
+    pub epsilon: f64,
+    /// Keras 3's decoupled weight decay (`var -= var * weight_decay * lr`), if any.
+    pub weight_decay: Option<f64>,
+    state: State,
+}
+
+impl Adadelta {
+    /// Adadelta at `learning_rate` with Keras' other defaults.
+    pub fn new(learning_rate: f64) -> Adadelta {
+        Adadelta {
+            learning_rate,
+            rho: 0.95,
+            epsilon: 1e-7,
+            weight_decay: None,
+            state: State::default(),
+        }
+    }
+}
+
+optimizer!(
+    Adadelta,
+    |s| Rule::Adadelta {
+        rho: s.rho,
+        epsilon: s.epsilon
+    },
+    s.weight_decay
+);
+
+/// FTRL. TF equivalent: `tf.keras.optimizers.Ftrl` (learning rate 0.001, power -0.5,
+/// initial accumulator 0.1, no regularization, β 0).
+#[derive(Clone, Debug)]
+pub struct Ftrl {
+    pub learning_rate: f64,
+    pub learning_rate_power: f64,
+    pub initial_accumulator_value: f64,
+    pub l1_regularization_strength: f64,
+    pub l2_regularization_strength: f64,
+    pub l2_shrinkage_regularization_strength: f64,
+    pub beta: f64,
+    /// Keras 3's decoupled weight decay (`var -= var * weight_decay * lr`), if any.
+    pub weight_decay: Option<f64>,
+    state: State,
+}
+
+impl Ftrl {
+    /// FTRL at `learning_rate` with Keras' other defaults.
+    pub fn new(learning_rate: f64) -> Ftrl {
+        Ftrl {
+            learning_rate,
+            learning_rate_power: -0.5,
+            initial_accumulator_value: 0.1,
+            l1_regularization_strength: 0.0,
+            l2_regularization_strength: 0.0,
+            l2_shrinkage_regularization_strength: 0.0,
+            beta: 0.0,
+            weight_decay: None,
+            state: State::default(),
+        }
+    }
+}
+
+optimizer!(
+    Ftrl,
+    |s| Rule::Ftrl {
+        learning_rate_power: s.learning_rate_power,
+        initial_accumulator_value: s.initial_accumulator_value,
+        l1: s.l1_regularization_strength,
+        l2: s.l2_regularization_strength,
+        l2_shrinkage: s.l2_shrinkage_regularization_strength,
+        beta: s.beta
+    },
+    s.weight_decay
+);
+
+/// Lion. TF equivalent: `tf.keras.optimizers.Lion` (learning rate 0.001, β1 0.9,
+/// β2 0.99).
+#[derive(Clone, Debug)]
+pub struct Lion {
+    pub learning_rate: f64,
+    pub beta_1: f64,
+    pub beta_2: f64,
+    /// Keras 3's decoupled weight decay (`var -= var * weight_decay * lr`), if any.
+    pub weight_decay: Option<f64>,
+    state: State,
+}
+
+impl Lion {
+    /// Lion at `learning_rate` with Keras' other defaults.
+    pub fn new(learning_rate: f64) -> Lion {
+        Lion {
+            learning_rate,
+            beta_1: 0.9,
+            beta_2: 0.99,
+            weight_decay: None,
+            state: State::default(),
+        }
+    }
+}
+
+optimizer!(
+    Lion,
+    |s| Rule::Lion {
+        beta_1: s.beta_1,
+        beta_2: s.beta_2
+    },
+    s.weight_decay
+);
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -971,6 +1531,42 @@ mod tests {
             "adagrad",
             [0.6346341371536255, -1.6851837635040283, 0.3299000859260559],
         ),
+        (
+            "nadam",
+            [0.519058108329773, -1.604022741317749, 0.27931922674179077],
+        ),
+        (
+            "adamax",
+            [0.6247041821479797, -1.5000001192092896, 0.1572778970003128],
+        ),
+        (
+            "adadelta",
+            [0.9989217519760132, -1.999279499053955, 0.49971264600753784],
+        ),
+        (
+            "ftrl",
+            [
+                -0.09084215760231018,
+                -1.0821610689163208,
+                0.25181323289871216,
+            ],
+        ),
+        (
+            "ftrl_regularized",
+            [
+                -0.1202469915151596,
+                -0.9520427584648132,
+                0.23459981381893158,
+            ],
+        ),
+        (
+            "lion",
+            [
+                0.49999991059303284,
+                -1.4999998807907104,
+                1.4901161193847656e-08,
+            ],
+        ),
     ];
 
     fn optimizer(name: &str) -> Box<dyn Optimizer> {
@@ -999,6 +1595,18 @@ mod tests {
                 ..RmsProp::new(0.1)
             }),
             "adagrad" => Box::new(Adagrad::new(0.1)),
+            "nadam" => Box::new(Nadam::new(0.1)),
+            "adamax" => Box::new(Adamax::new(0.1)),
+            "adadelta" => Box::new(Adadelta::new(0.1)),
+            "ftrl" => Box::new(Ftrl::new(0.1)),
+            "ftrl_regularized" => Box::new(Ftrl {
+                l1_regularization_strength: 0.01,
+                l2_regularization_strength: 0.02,
+                l2_shrinkage_regularization_strength: 0.03,
+                beta: 0.1,
+                ..Ftrl::new(0.1)
+            }),
+            "lion" => Box::new(Lion::new(0.1)),
             _ => unreachable!("{name}"),
         }
     }
@@ -1102,6 +1710,47 @@ mod tests {
         assert!(opt
             .apply_gradients(&[(Tensor::scalar(1.0f64), &a)])
             .is_err());
+    }
+
+    #[test]
+    fn float16_matches_keras_and_complex_steps_by_hand() {
+        // TF 2.21's Keras 3, float16 variables, the same five steps (gradients cast
+        // from float64): Adam and Lion.
+        let run = |mut opt: Box<dyn Optimizer>| {
+            let v = Variable::new(
+                Tensor::from_vec([1.0, -2.0, 0.5].map(f16::from_f64).to_vec(), &[3]).unwrap(),
+                true,
+                None,
+            );
+            for t in 1..=5 {
+                let last = if t <= 2 { 2.0 } else { 0.01 };
+                let g = [0.3 * t as f64, -1.0, last].map(f16::from_f64).to_vec();
+                opt.apply_gradients(&[(Tensor::from_vec(g, &[3]).unwrap(), &v)])
+                    .unwrap();
+            }
+            v.value_unrecorded().to_vec::<f16>().unwrap()
+        };
+        let adam = run(Box::new(Adam::new(0.1)));
+        let lion = run(Box::new(Lion::new(0.1)));
+        for (got, want) in [
+            (adam, [0.52099609375, -1.5068359375, 0.10943603515625]),
+            (lion, [0.49951171875, -1.501953125, -0.0001220703125]),
+        ] {
+            for (g, w) in got.iter().zip(want) {
+                assert!((g.to_f64() - w).abs() <= 2e-3, "{got:?} vs Keras {want:?}");
+            }
+        }
+        // Complex SGD: (1 + i) - 0.1 (2 - i) = 0.8 + 1.1i; Nadam refuses complex.
+        let c = Variable::new(
+            Tensor::from_vec(vec![Complex64::new(1.0, 1.0)], &[1]).unwrap(),
+            true,
+            None,
+        );
+        let g = Tensor::from_vec(vec![Complex64::new(2.0, -1.0)], &[1]).unwrap();
+        Sgd::new(0.1).apply_gradients(&[(g.clone(), &c)]).unwrap();
+        let got = c.value_unrecorded().to_vec::<Complex64>().unwrap()[0];
+        assert!((got - Complex64::new(0.8, 1.1)).norm() < 1e-15, "{got}");
+        assert!(Nadam::new(0.1).apply_gradients(&[(g, &c)]).is_err());
     }
 
     #[test]

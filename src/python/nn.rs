@@ -43,6 +43,32 @@ fn rule(kind: &str, p: &[f64]) -> PyResult<Rule> {
             initial_accumulator_value: get(0)?,
             epsilon: get(1)?,
         },
+        "nadam" => Rule::Nadam {
+            beta_1: get(0)?,
+            beta_2: get(1)?,
+            epsilon: get(2)?,
+        },
+        "adamax" => Rule::Adamax {
+            beta_1: get(0)?,
+            beta_2: get(1)?,
+            epsilon: get(2)?,
+        },
+        "adadelta" => Rule::Adadelta {
+            rho: get(0)?,
+            epsilon: get(1)?,
+        },
+        "ftrl" => Rule::Ftrl {
+            learning_rate_power: get(0)?,
+            initial_accumulator_value: get(1)?,
+            l1: get(2)?,
+            l2: get(3)?,
+            l2_shrinkage: get(4)?,
+            beta: get(5)?,
+        },
+        "lion" => Rule::Lion {
+            beta_1: get(0)?,
+            beta_2: get(1)?,
+        },
         _ => {
             return Err(PyValueError::new_err(format!(
                 "unknown optimizer rule {kind:?}"

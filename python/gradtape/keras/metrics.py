@@ -289,3 +289,490 @@ __all__ = [
     "sparse_categorical_accuracy",
     "get",
 ]
+
+
+# --- issue 16, the other Keras 3 metrics -----------------------------------------
+
+
+def _in_top_k(y_true_index: Any, y_pred: Any, k: int) -> Any:
+    """1.0 where the target's prediction is among the ``k`` largest (as TF's
+    ``in_top_k``: ties at the boundary count as in)."""
+    from .._gradtape import gather, reshape
+
+    y_pred = convert_to_tensor(y_pred)
+    if not y_pred.dtype.is_floating:
+        y_pred = cast(y_pred, "float32")
+    n = y_pred.shape[-1]
+    flat = reshape(y_pred, [-1, n])
+    idx = reshape(cast(convert_to_tensor(y_true_index), "int64"), [-1])
+    target = gather(flat, idx, axis=1, batch_dims=1)
+    above = reduce_sum(cast(flat > expand_dims(target, -1), "int32"), axis=-1)
+    return reshape(cast(above < k, "float32"), list(y_pred.shape[:-1]))
+
+
+def top_k_categorical_accuracy(y_true: Any, y_pred: Any, k: int = 5) -> Any:
+    """1.0 where the one-hot target is among the ``k`` largest predictions.
+    TF equivalent: ``tf.keras.metrics.top_k_categorical_accuracy``."""
+    return _in_top_k(argmax(convert_to_tensor(y_true), axis=-1), y_pred, k)
+
+
+def sparse_top_k_categorical_accuracy(y_true: Any, y_pred: Any, k: int = 5) -> Any:
+    """1.0 where the integer target is among the ``k`` largest predictions.
+    TF equivalent: ``tf.keras.metrics.sparse_top_k_categorical_accuracy``."""
+    y_pred = convert_to_tensor(y_pred)
+    y_true = convert_to_tensor(y_true)
+    if y_true.ndim == y_pred.ndim and y_true.ndim > 0 and y_true.shape[-1] == 1:
+        y_true = squeeze(y_true, axis=-1)
+    return _in_top_k(y_true, y_pred, k)
+
+
+class _Wrapped(MeanMetricWrapper):
+    """A ``MeanMetricWrapper`` of ``_fn`` taking ``(*_params, name, dtype)``."""
+
+    _fn: Any = None
+    _default_name = ""
+    _params: tuple[str, ...] = ()
+    _defaults: tuple[Any, ...] = ()
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        cls = type(self)
+        names = (*cls._params, "name", "dtype")
+        if len(args) > len(names):
+            raise TypeError(f"{cls.__name__}() takes at most {len(names)} positional arguments")
+        given = dict(zip(names, args))
+        for key in kwargs:
+            if key not in names or key in given:
+                raise TypeError(f"{cls.__name__}() got an unexpected or repeated argument {key!r}")
+        given.update(kwargs)
+        fn_kwargs = {p: given.get(p, d) for p, d in zip(cls._params, cls._defaults)}
+        super().__init__(cls._fn, name=given.get("name") or cls._default_name, dtype=given.get("dtype"), **fn_kwargs)
+        for key, value in fn_kwargs.items():
+            setattr(self, key, value)
+
+
+def _cosine(y_true: Any, y_pred: Any, axis: int = -1) -> Any:
+    return -_losses.cosine_similarity(y_true, y_pred, axis=axis)
+
+
+class TopKCategoricalAccuracy(_Wrapped):
+    """TF equivalent: ``tf.keras.metrics.TopKCategoricalAccuracy`` (``k=5``)."""
+
+    _direction = "up"
+    _fn = staticmethod(top_k_categorical_accuracy)
+    _default_name = "top_k_categorical_accuracy"
+    _params = ("k",)
+    _defaults = (5,)
+
+
+class SparseTopKCategoricalAccuracy(_Wrapped):
+    """TF equivalent: ``tf.keras.metrics.SparseTopKCategoricalAccuracy`` (``k=5``)."""
+
+    _direction = "up"
+    _fn = staticmethod(sparse_top_k_categorical_accuracy)
+    _default_name = "sparse_top_k_categorical_accuracy"
+    _params = ("k",)
+    _defaults = (5,)
+
+
+class BinaryCrossentropy(_Wrapped):
+    """TF equivalent: ``tf.keras.metrics.BinaryCrossentropy``."""
+
+    _direction = "down"
+    _fn = staticmethod(_losses.binary_crossentropy)
+    _default_name = "binary_crossentropy"
+    _params = ("from_logits", "label_smoothing")
+    _defaults = (False, 0.0)
+
+
+class CategoricalCrossentropy(_Wrapped):
+    """TF equivalent: ``tf.keras.metrics.CategoricalCrossentropy``."""
+
+    _direction = "down"
+    _fn = staticmethod(_losses.categorical_crossentropy)
+    _default_name = "categorical_crossentropy"
+    _params = ("from_logits", "label_smoothing")
+    _defaults = (False, 0.0)
+
+
+class SparseCategoricalCrossentropy(_Wrapped):
+    """TF equivalent: ``tf.keras.metrics.SparseCategoricalCrossentropy``."""
+
+    _direction = "down"
+    _fn = staticmethod(_losses.sparse_categorical_crossentropy)
+    _default_name = "sparse_categorical_crossentropy"
+    _params = ("from_logits",)
+    _defaults = (False,)
+
+
+class KLDivergence(_Wrapped):
+    """TF equivalent: ``tf.keras.metrics.KLDivergence``."""
+
+    _direction = "down"
+    _fn = staticmethod(_losses.kl_divergence)
+    _default_name = "kl_divergence"
+
+
+class CosineSimilarity(_Wrapped):
+    """The mean cosine of the angle between targets and predictions (1: aligned).
+    TF equivalent: ``tf.keras.metrics.CosineSimilarity``."""
+
+    _direction = "up"
+    _fn = staticmethod(_cosine)
+    _default_name = "cosine_similarity"
+    _params = ("axis",)
+    _defaults = (-1,)
+
+
+class MeanAbsolutePercentageError(_Wrapped):
+    """TF equivalent: ``tf.keras.metrics.MeanAbsolutePercentageError``."""
+
+    _direction = "down"
+    _fn = staticmethod(_losses.mean_absolute_percentage_error)
+    _default_name = "mean_absolute_percentage_error"
+
+
+class MeanSquaredLogarithmicError(_Wrapped):
+    """TF equivalent: ``tf.keras.metrics.MeanSquaredLogarithmicError``."""
+
+    _direction = "down"
+    _fn = staticmethod(_losses.mean_squared_logarithmic_error)
+    _default_name = "mean_squared_logarithmic_error"
+
+
+class RootMeanSquaredError(Mean):
+    """``sqrt`` of the running mean squared error.
+    TF equivalent: ``tf.keras.metrics.RootMeanSquaredError``."""
+
+    _direction = "down"
+
+    def __init__(self, name: str = "root_mean_squared_error", dtype: Any = None) -> None:
+        super().__init__(name=name, dtype=dtype)
+
+    def update_state(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> None:  # type: ignore[override]
+        y_pred = cast(convert_to_tensor(y_pred), self.dtype)
+        y_true = cast(convert_to_tensor(y_true), self.dtype)
+        err = (y_pred - y_true) * (y_pred - y_true)
+        super().update_state(err, sample_weight)
+
+    def result(self) -> Any:
+        from .._gradtape import sqrt
+
+        return sqrt(super().result())
+
+
+# --- confusion-matrix metrics -----------------------------------------------------
+
+
+def _thresholds(thresholds: Any, default: float = 0.5) -> list[float]:
+    if thresholds is None:
+        return [default]
+    values = [float(t) for t in (thresholds if isinstance(thresholds, (list, tuple)) else [thresholds])]
+    for t in values:
+        if not 0.0 <= t <= 1.0:
+            raise ValueError(f"Threshold values must be in [0, 1]. Received: {values}")
+    return values
+
+
+_COUNT_NAMES = {"tp": "true_positives", "fp": "false_positives", "tn": "true_negatives", "fn": "false_negatives"}
+
+
+class _Confusion(Metric):
+    """Counts of true/false positives/negatives at each of ``thresholds`` (a prediction
+    above a threshold is positive), weighted by ``sample_weight``."""
+
+    _kinds: tuple[str, ...] = ("tp", "fp", "tn", "fn")
+    true_positives: Any
+    false_positives: Any
+    true_negatives: Any
+    false_negatives: Any
+
+    def __init__(self, thresholds: list[float], name: str | None, dtype: Any, class_id: int | None = None) -> None:
+        super().__init__(name=name, dtype=dtype)
+        self.thresholds = thresholds if len(thresholds) > 1 else thresholds[0]
+        self._t = list(thresholds)
+        self.class_id = class_id
+        names = {"tp": "true_positives", "fp": "false_positives", "tn": "true_negatives", "fn": "false_negatives"}
+        for kind in self._kinds:
+            setattr(self, names[kind], self.add_variable((len(self._t),), name=names[kind]))
+
+    def update_state(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> None:
+        from .._gradtape import constant, logical_and, logical_not, reshape
+
+        y_pred = cast(convert_to_tensor(y_pred), "float32")
+        y_true = convert_to_tensor(y_true)
+        if tuple(y_true.shape) != tuple(y_pred.shape) and y_true.size == y_pred.size:
+            y_true = reshape(y_true, list(y_pred.shape))
+        if self.class_id is not None:
+            y_true, y_pred = y_true[..., self.class_id], y_pred[..., self.class_id]
+        label = reshape(cast(y_true, "bool"), [1, -1])
+        pred = reshape(y_pred, [1, -1])
+        above = pred > reshape(constant(self._t, dtype="float32"), [-1, 1])
+        w = None
+        if sample_weight is not None:
+            w = reshape(_weights_like(cast(y_pred, self.dtype), sample_weight), [1, -1])
+        cases = {
+            "tp": logical_and(above, label), "fp": logical_and(above, logical_not(label)),
+            "tn": logical_and(logical_not(above), logical_not(label)), "fn": logical_and(logical_not(above), label),
+        }
+        names = {"tp": "true_positives", "fp": "false_positives", "tn": "true_negatives", "fn": "false_negatives"}
+        for kind in self._kinds:
+            hits = cast(cases[kind], self.dtype)
+            if w is not None:
+                hits = hits * w
+            getattr(self, names[kind]).assign_add(reduce_sum(hits, axis=1))
+
+
+class _Count(_Confusion):
+    """One of the four counts at each threshold (a scalar for one threshold)."""
+
+    def __init__(self, thresholds: Any = None, name: str | None = None, dtype: Any = None) -> None:
+        super().__init__(_thresholds(thresholds), name or _COUNT_NAMES[self._kinds[0]], dtype)
+
+    def result(self) -> Any:
+        v = getattr(self, _COUNT_NAMES[self._kinds[0]]).read_value()
+        return v[0] if len(self._t) == 1 else v
+
+
+class TruePositives(_Count):
+    """TF equivalent: ``tf.keras.metrics.TruePositives`` (threshold 0.5)."""
+
+    _kinds = ("tp",)
+
+
+class FalsePositives(_Count):
+    """TF equivalent: ``tf.keras.metrics.FalsePositives`` (threshold 0.5)."""
+
+    _kinds = ("fp",)
+
+
+class TrueNegatives(_Count):
+    """TF equivalent: ``tf.keras.metrics.TrueNegatives`` (threshold 0.5)."""
+
+    _kinds = ("tn",)
+
+
+class FalseNegatives(_Count):
+    """TF equivalent: ``tf.keras.metrics.FalseNegatives`` (threshold 0.5)."""
+
+    _kinds = ("fn",)
+
+
+class Precision(_Confusion):
+    """``tp / (tp + fp)`` at ``thresholds`` (0.5). TF equivalent: ``tf.keras.metrics.Precision``."""
+
+    _kinds = ("tp", "fp")
+    _direction = "up"
+
+    def __init__(
+        self, thresholds: Any = None, top_k: int | None = None, class_id: int | None = None,
+        name: str | None = None, dtype: Any = None,
+    ) -> None:
+        if top_k is not None:
+            raise ValueError("Precision(top_k=...) is not supported by gradtape; use thresholds")
+        super().__init__(_thresholds(thresholds), name or "precision", dtype, class_id)
+
+    def result(self) -> Any:
+        tp = self.true_positives.read_value()
+        r = _div_no_nan(tp, tp + self.false_positives.read_value())
+        return r[0] if len(self._t) == 1 else r
+
+
+class Recall(_Confusion):
+    """``tp / (tp + fn)`` at ``thresholds`` (0.5). TF equivalent: ``tf.keras.metrics.Recall``."""
+
+    _kinds = ("tp", "fn")
+    _direction = "up"
+
+    def __init__(
+        self, thresholds: Any = None, top_k: int | None = None, class_id: int | None = None,
+        name: str | None = None, dtype: Any = None,
+    ) -> None:
+        if top_k is not None:
+            raise ValueError("Recall(top_k=...) is not supported by gradtape; use thresholds")
+        super().__init__(_thresholds(thresholds), name or "recall", dtype, class_id)
+
+    def result(self) -> Any:
+        tp = self.true_positives.read_value()
+        r = _div_no_nan(tp, tp + self.false_negatives.read_value())
+        return r[0] if len(self._t) == 1 else r
+
+
+class AUC(_Confusion):
+    """The area under the ROC or precision-recall curve, from the confusion counts at
+    ``num_thresholds`` thresholds spread over [0, 1], by Keras 3's Riemann sums
+    (``summation_method`` ``"interpolation"``, ``"minoring"``, ``"majoring"``).
+    TF equivalent: ``tf.keras.metrics.AUC``."""
+
+    _direction = "up"
+
+    def __init__(
+        self,
+        num_thresholds: int = 200,
+        curve: str = "ROC",
+        summation_method: str = "interpolation",
+        name: str | None = None,
+        dtype: Any = None,
+        thresholds: Any = None,
+        multi_label: bool = False,
+        num_labels: int | None = None,
+        label_weights: Any = None,
+        from_logits: bool = False,
+    ) -> None:
+        if curve.upper() not in ("ROC", "PR"):
+            raise ValueError(f'Invalid `curve` argument value "{curve}". Expected one of: ["ROC", "PR"]')
+        if summation_method.lower() not in ("interpolation", "minoring", "majoring"):
+            raise ValueError(
+                f'Invalid `summation_method` argument value "{summation_method}". '
+                'Expected one of: ["interpolation", "minoring", "majoring"]'
+            )
+        if multi_label or label_weights is not None:
+            raise ValueError("AUC(multi_label=True / label_weights) is not supported by gradtape")
+        eps = 1e-7
+        if thresholds is not None:
+            inner = sorted(_thresholds(thresholds))
+        else:
+            if isinstance(num_thresholds, bool) or not 1 < int(num_thresholds) <= 2**24:
+                # (Keras: any integer > 1; here at most 2^24 thresholds, each a row of counts.)
+                raise ValueError(
+                    f"Argument `num_thresholds` must be an integer > 1 (and at most 2^24). Received: {num_thresholds}"
+                )
+            inner = [(i + 1) * 1.0 / (num_thresholds - 1) for i in range(num_thresholds - 2)]
+        self.curve = curve.upper()
+        self.summation_method = summation_method.lower()
+        self.from_logits = bool(from_logits)
+        self.num_thresholds = len(inner) + 2
+        super().__init__([0.0 - eps, *inner, 1.0 + eps], name or "auc", dtype)
+
+    def update_state(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> None:
+        if self.from_logits:
+            from .._gradtape import sigmoid
+
+            y_pred = sigmoid(convert_to_tensor(y_pred))
+        super().update_state(y_true, y_pred, sample_weight)
+
+    def result(self) -> Any:
+        from .._gradtape import log, logical_and, maximum, minimum, ones_like
+
+        tp, fp = self.true_positives.read_value(), self.false_positives.read_value()
+        tn, fn = self.true_negatives.read_value(), self.false_negatives.read_value()
+        n = self.num_thresholds
+        if self.curve == "PR" and self.summation_method == "interpolation":
+            dtp = tp[: n - 1] - tp[1:]
+            p = tp + fp
+            dp = p[: n - 1] - p[1:]
+            zero = p * 0
+            slope = _div_no_nan(dtp, maximum(dp, zero[1:]))
+            intercept = tp[1:] - slope * p[1:]
+            ratio = where(
+                logical_and(p[: n - 1] > 0, p[1:] > 0),
+                _div_no_nan(p[: n - 1], maximum(p[1:], zero[1:])),
+                ones_like(p[1:]),
+            )
+            inc = _div_no_nan(slope * (dtp + intercept * log(ratio)), maximum(tp[1:] + fn[1:], zero[1:]))
+            return reduce_sum(inc)
+        recall = _div_no_nan(tp, tp + fn)
+        if self.curve == "ROC":
+            x, y = _div_no_nan(fp, fp + tn), recall
+        else:
+            x, y = recall, _div_no_nan(tp, tp + fp)
+        if self.summation_method == "interpolation":
+            heights = (y[: n - 1] + y[1:]) / 2.0
+        elif self.summation_method == "minoring":
+            heights = minimum(y[: n - 1], y[1:])
+        else:
+            heights = maximum(y[: n - 1], y[1:])
+        return reduce_sum((x[: n - 1] - x[1:]) * heights)
+
+
+class R2Score(Metric):
+    """The coefficient of determination ``1 - SS_res / SS_tot`` over everything seen
+    (``class_aggregation="uniform_average"``: the mean over output columns).
+    TF equivalent: ``tf.keras.metrics.R2Score``."""
+
+    _direction = "up"
+
+    def __init__(
+        self, class_aggregation: str | None = "uniform_average", num_regressors: int = 0,
+        name: str = "r2_score", dtype: Any = None,
+    ) -> None:
+        if class_aggregation not in (None, "uniform_average", "variance_weighted_average"):
+            raise ValueError(f"Invalid value for argument `class_aggregation`: {class_aggregation!r}")
+        if num_regressors < 0:
+            raise ValueError(f"Invalid value for argument `num_regressors`: {num_regressors}")
+        super().__init__(name=name, dtype=dtype)
+        self.class_aggregation = class_aggregation
+        self.num_regressors = int(num_regressors)
+        self._built = False
+
+    def _build(self, n: int) -> None:
+        self.squared_sum = self.add_variable((n,), name="squared_sum")
+        self.sum = self.add_variable((n,), name="sum")
+        self.total_mse = self.add_variable((n,), name="residual")
+        self.count = self.add_variable((n,), name="count")
+        self.num_samples = self.add_variable((), name="num_samples", dtype="int32")
+        self._built = True
+
+    def update_state(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> None:
+        from .._gradtape import ones_like, reshape
+
+        y_pred = cast(convert_to_tensor(y_pred), self.dtype)
+        y_true = cast(convert_to_tensor(y_true), self.dtype)
+        if y_pred.ndim == 1:
+            y_pred, y_true = reshape(y_pred, [-1, 1]), reshape(y_true, [-1, 1])
+        if y_pred.ndim != 2 or tuple(y_true.shape) != tuple(y_pred.shape):
+            raise ValueError(
+                "R2Score expects 2D inputs of the same shape (num_samples, num_outputs). "
+                f"Received: y_true.shape={tuple(y_true.shape)}, y_pred.shape={tuple(y_pred.shape)}"
+            )
+        if not self._built:
+            self._build(int(y_pred.shape[1]))
+        w = ones_like(y_true) if sample_weight is None else _weights_like(y_true, sample_weight)
+        wy = y_true * w
+        self.sum.assign_add(reduce_sum(wy, axis=0))
+        self.squared_sum.assign_add(reduce_sum(y_true * wy, axis=0))
+        self.total_mse.assign_add(reduce_sum((y_true - y_pred) * (y_true - y_pred) * w, axis=0))
+        self.count.assign_add(reduce_sum(w, axis=0))
+        self.num_samples.assign_add(cast(size(y_true), "int32"))  # elements, as Keras counts
+
+    def result(self) -> Any:
+        if not self._built:
+            return cast(0.0, self.dtype)
+        mean = self.sum.read_value() / self.count.read_value()
+        total = self.squared_sum.read_value() - self.sum.read_value() * mean
+        raw = 1.0 - _div_no_nan(self.total_mse.read_value(), total)
+        raw = where(total == 0, raw * 0, raw)
+        if self.class_aggregation == "uniform_average":
+            r2 = reduce_mean(raw)
+        elif self.class_aggregation == "variance_weighted_average":
+            r2 = reduce_sum(total * raw) / reduce_sum(total)
+        else:
+            r2 = raw
+        if self.num_regressors:
+            # Keras falls back to the plain score when n - 1 <= p.
+            n = cast(self.num_samples.read_value(), self.dtype)
+            p = float(self.num_regressors)
+            adjusted = 1.0 - (1.0 - r2) * (n - 1.0) / where(n - p - 1.0 > 0, n - p - 1.0, n * 0 + 1)
+            r2 = where(n - 1.0 > p, adjusted, r2)
+        return r2
+
+    def reset_state(self) -> None:
+        for v in self._variables:
+            v.assign(zeros_like(v))
+
+
+_BY_NAME.update({
+    "top_k_categorical_accuracy": TopKCategoricalAccuracy,
+    "sparse_top_k_categorical_accuracy": SparseTopKCategoricalAccuracy,
+    "binary_crossentropy": BinaryCrossentropy, "categorical_crossentropy": CategoricalCrossentropy,
+    "sparse_categorical_crossentropy": SparseCategoricalCrossentropy, "kl_divergence": KLDivergence,
+    "cosine_similarity": CosineSimilarity, "mape": MeanAbsolutePercentageError,
+    "msle": MeanSquaredLogarithmicError, "precision": Precision, "recall": Recall, "auc": AUC,
+})
+
+__all__ += [
+    "TopKCategoricalAccuracy", "SparseTopKCategoricalAccuracy", "BinaryCrossentropy", "CategoricalCrossentropy",
+    "SparseCategoricalCrossentropy", "KLDivergence", "CosineSimilarity", "MeanAbsolutePercentageError",
+    "MeanSquaredLogarithmicError", "RootMeanSquaredError", "TruePositives", "FalsePositives", "TrueNegatives",
+    "FalseNegatives", "Precision", "Recall", "AUC", "R2Score", "top_k_categorical_accuracy",
+    "sparse_top_k_categorical_accuracy",
+]

@@ -3,6 +3,7 @@
 from . import schedules
 from ._base import Optimizer
 from .adam import Adam, AdamW
+from .adaptive import Adadelta, Adamax, Ftrl, Lion, Nadam
 from .rmsprop import Adagrad, RMSprop
 from .sgd import SGD
 
@@ -13,7 +14,8 @@ def get(identifier):
     if isinstance(identifier, Optimizer):
         return identifier
     if isinstance(identifier, str):
-        by_name = {"sgd": SGD, "adam": Adam, "adamw": AdamW, "rmsprop": RMSprop, "adagrad": Adagrad}
+        by_name = {"sgd": SGD, "adam": Adam, "adamw": AdamW, "rmsprop": RMSprop, "adagrad": Adagrad,
+                   "nadam": Nadam, "adamax": Adamax, "adadelta": Adadelta, "ftrl": Ftrl, "lion": Lion}
         cls = by_name.get(identifier.lower())
         if cls is not None:
             return cls()
@@ -21,3 +23,4 @@ def get(identifier):
 
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "get", "schedules"]
+__all__ += ["Nadam", "Adamax", "Adadelta", "Ftrl", "Lion"]

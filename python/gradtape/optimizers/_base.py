@@ -182,10 +182,18 @@ class Optimizer:
 
     def _native(self, var: Any, grad: Any) -> tuple[str, list[float], Any, Any] | None:
         """``(kind, hyperparameters, gradient, squared gradient or None)`` when the
-        crate's fused kernel runs this step of ``var`` (a float32/float64 variable, a
+        crate's fused kernel runs this step of ``var`` (a floating or complex variable, a
         built-in rule whose ``_plan`` no subclass replaced), else ``None``."""
         rule = self._native_rule()
-        if rule is None or var.dtype.name not in ("float32", "float64"):
+        if rule is None:
+            return None
+        if var.dtype.is_complex:
+            # The kernel's complex rules (`Rule::takes_complex`); AMSGrad's maximum
+            # and the other rules are real-only.
+            kind, params = rule
+            if not (kind in ("sgd", "rmsprop", "adagrad") or (kind == "adam" and not params[3])):
+                return None
+        elif var.dtype.name not in ("float16", "float32", "float64"):
             return None
         owner = next(c for c in type(self).__mro__ if "_plan" in c.__dict__)
         if "_native_rule" not in owner.__dict__:

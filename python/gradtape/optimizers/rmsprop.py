@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from .._gradtape import cast, fill, sqrt
+from .._gradtape import constant, fill, sqrt
 from ._base import Optimizer
 
 
@@ -87,4 +87,5 @@ class Adagrad(Optimizer):
         return {"accumulator": acc}, "assign_sub", (grad * lr) / sqrt(acc + self.epsilon)
 
     def _slot_initial(self, key: str, var: Any) -> Any:
-        return fill(tuple(var.shape), cast(self.initial_accumulator_value, var.dtype))
+        # The value in the variable's dtype directly (not through float32), as Keras' Constant.
+        return fill(tuple(var.shape), constant(self.initial_accumulator_value, dtype=var.dtype))
