@@ -18,6 +18,7 @@
 //! folds subexpressions of constants, merges repeated computations and fuses chains of
 //! elementwise ops into one tiled pass (see `fuse`).
 
+mod call;
 mod chain;
 mod fuse;
 mod passes;
@@ -322,6 +323,11 @@ impl Graph {
                 Arc::new(move |a: &[Tensor]| tapes::with_frame(|| g.run_unchecked(a))),
                 || paused(|| tapes::with_frame(|| self.run_unchecked(args))),
             );
+        }
+        if crate::tape::any_active() {
+            if let Some(r) = call::run_as_one_node(self, args) {
+                return r;
+            }
         }
         tapes::with_frame(|| self.run_unchecked(args))
     }

@@ -429,7 +429,13 @@ pub fn trace(
     specs: Vec<Spec>,
     f: impl FnOnce(&[Tensor]) -> Result<Vec<Tensor>>,
 ) -> Result<Traced> {
-    let (graph, outputs, outer) = run_traced(inputs, specs, false, f)?;
+    // A trace is not a call: tapes recording on this thread do not see it (each call
+    // of the graph is recorded as it runs), as TF's tapes never see a FuncGraph.
+    let (graph, outputs, outer) = if is_tracing() {
+        run_traced(inputs, specs, false, f)?
+    } else {
+        crate::tape::stack::suspended(|| run_traced(inputs, specs, false, f))?
+    };
     debug_assert!(outer.is_empty());
     Ok(Traced { graph, outputs })
 }

@@ -269,6 +269,84 @@ impl PyGraph {
     }
 }
 
+/// One signature of a [`PyFastCalls`] table: each argument's dtype and shape.
+struct FastEntry {
+    sig: Vec<(crate::dtype::DType, Vec<usize>)>,
+    g: Arc<Graph>,
+}
+
+/// A `gt.function`'s calls with positional tensor arguments only, by exact dtypes and
+/// shapes, to traces returning one tensor: the whole call (lookup, checks, the run with
+/// the GIL released, the result) in one native call, so a thread holds the GIL for as
+/// little as possible per call (two Python threads calling traced steps overlap).
+#[pyclass(frozen, name = "_FastCalls", module = "gradtape")]
+pub(crate) struct PyFastCalls {
+    entries: std::sync::Mutex<Vec<FastEntry>>,
+}
+
+#[pymethods]
+impl PyFastCalls {
+    #[new]
+    fn new() -> Self {
+        PyFastCalls {
+            entries: std::sync::Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Calls with tensors of `args`' dtypes and shapes run `graph` (whose one output is
+    /// the call's result).
+    fn add(&self, args: Vec<PyRef<'_, PyTensor>>, graph: PyRef<'_, PyGraph>) {
+        let sig = args
+            .iter()
+            .map(|t| (t.t.dtype(), t.t.shape().to_vec()))
+            .collect();
+        let mut e = self.entries.lock().unwrap_or_else(|e| e.into_inner());
+        e.push(FastEntry {
+            sig,
+            g: graph.g.clone(),
+        });
+    }
+
+    /// The call's result, or `None` when the table has no entry for `args` (not all
+    /// tensors, an unseen signature, or a trace in progress): the caller goes the long way.
+    fn call(
+        &self,
+        py: Python<'_>,
+        args: &Bound<'_, pyo3::types::PyTuple>,
+    ) -> PyResult<Option<PyTensor>> {
+        if graph::is_tracing() {
+            return Ok(None);
+        }
+        let mut tensors: Vec<Tensor> = Vec::with_capacity(args.len());
+        for a in args.iter() {
+            match a.cast_exact::<PyTensor>() {
+                Ok(t) => tensors.push(t.get().t.clone()),
+                Err(_) => return Ok(None),
+            }
+        }
+        let g = {
+            let e = self.entries.lock().unwrap_or_else(|e| e.into_inner());
+            let hit = e.iter().find(|f| {
+                f.sig.len() == tensors.len()
+                    && f.sig
+                        .iter()
+                        .zip(&tensors)
+                        .all(|((d, s), t)| *d == t.dtype() && s.as_slice() == t.shape())
+            });
+            match hit {
+                Some(f) => f.g.clone(),
+                None => return Ok(None),
+            }
+        };
+        let mut outs = super::interruptible(py, move || g.run(&tensors))?;
+        Ok(Some(PyTensor::from(outs.swap_remove(0))))
+    }
+
+    fn __len__(&self) -> usize {
+        self.entries.lock().map(|e| e.len()).unwrap_or(0)
+    }
+}
+
 /// A Python error raised inside a traced callback, carried through the engine.
 fn py_err(e: PyErr) -> Error {
     Error::Python(e)
@@ -541,6 +619,7 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     crate::graph::set_origin_hook(user_origin);
     crate::saved_model::table::set_print_hook(print_saved);
     m.add_class::<PyGraph>()?;
+    m.add_class::<PyFastCalls>()?;
     m.add_function(wrap_pyfunction!(_trace, m)?)?;
     m.add_function(wrap_pyfunction!(_cond, m)?)?;
     m.add_function(wrap_pyfunction!(_while_loop, m)?)?;

@@ -125,6 +125,34 @@ pub fn any_active() -> bool {
     STACK.with(|s| !s.borrow().is_empty())
 }
 
+/// The tape active on this thread when it is the stack's only entry (no other tape,
+/// no accumulator), recording and not persistent: then a traced function's call can be
+/// recorded on it as one node (`crate::graph`'s call op).
+pub(crate) fn sole_tape() -> Option<Arc<TapeCell>> {
+    STACK.with(|s| match s.borrow().as_slice() {
+        [Active::Tape(cell)] => {
+            let t = cell.lock();
+            (t.recording && !t.persistent).then(|| cell.clone())
+        }
+        _ => None,
+    })
+}
+
+/// Appends `node` (built by the caller) to `cell`'s tape.
+pub(crate) fn push_node(cell: &TapeCell, node: Node) {
+    cell.lock().push(node);
+}
+
+/// Moves every node `from` recorded to the end of `into`, in order: as if `into` had
+/// recorded them itself.
+pub(crate) fn splice(from: &TapeCell, into: &TapeCell) {
+    let nodes = std::mem::take(&mut from.lock().nodes);
+    let mut into = into.lock();
+    for node in nodes {
+        into.push(node);
+    }
+}
+
 /// Records `op` (inputs → outputs) on every active tape watching one of the inputs,
 /// and has every active accumulator with a tangent for an input compute the outputs'
 /// tangents. Outputs of a non-differentiable dtype are never recorded. An error is one

@@ -1,0 +1,250 @@
+"""A gt.function call under one (non-persistent) tape is ONE node of that tape, whose
+gradient rule is the call's own backward sweep: values and gradients equal eager."""
+
+import numpy as np
+import pytest
+
+import gradtape as gt
+
+RTOL = 1e-12
+
+
+def _mlp(seed):
+    rng = np.random.default_rng(seed)
+    w1 = gt.Variable(rng.standard_normal((4, 5)), dtype=gt.float64)
+    b1 = gt.Variable(rng.standard_normal(5), dtype=gt.float64)
+    w2 = gt.Variable(rng.standard_normal((5, 1)), dtype=gt.float64)
+    x = gt.constant(rng.standard_normal((3, 4)), dtype=gt.float64)
+
+    def f(x):
+        h = gt.tanh(gt.matmul(x, w1) + b1)
+        return gt.reduce_sum(gt.exp(gt.sin(gt.matmul(h, w2))) * 0.5)
+
+    return f, x, [w1, b1, w2]
+
+
+def _close(a, b):
+    assert (a is None) == (b is None)
+    if a is not None:
+        np.testing.assert_allclose(np.asarray(b), np.asarray(a), rtol=RTOL, atol=1e-300)
+
+
+def test_a_call_is_one_node_with_the_eager_values_and_gradients():
+    f, x, ws = _mlp(0)
+    traced = gt.function(f)
+    for _ in range(3):  # the trace, then calls of the graph
+        with gt.GradientTape() as te:
+            te.watch(x)
+            ye = f(x)
+        with gt.GradientTape() as tt:
+            tt.watch(x)
+            yt = traced(x)
+        assert tt._num_nodes == 1
+        assert te._num_nodes > 10
+        _close(ye.numpy(), yt.numpy())
+        for a, b in zip(te.gradient(ye, [x] + ws), tt.gradient(yt, [x] + ws)):
+            _close(a.numpy(), b.numpy())
+
+
+def test_the_node_follows_the_tapes_watches():
+    f, x, ws = _mlp(1)
+    traced = gt.function(f)
+    traced(x)
+    # Variables only (read while the tape watches accessed variables).
+    with gt.GradientTape() as te:
+        ye = f(x)
+    with gt.GradientTape() as tt:
+        yt = traced(x)
+    assert tt._num_nodes == 1
+    assert [v.name for v in tt.watched_variables()] == [v.name for v in te.watched_variables()]
+    for a, b in zip(te.gradient(ye, [x] + ws), tt.gradient(yt, [x] + ws)):
+        _close(a.numpy(), b.numpy())
+    # watch_accessed_variables=False and only x watched: no gradient for the variables.
+    with gt.GradientTape(watch_accessed_variables=False) as tt:
+        tt.watch(x)
+        yt = traced(x)
+    assert tt._num_nodes == 1
+    g = tt.gradient(yt, [x] + ws)
+    assert g[1:] == [None, None, None]
+    with gt.GradientTape(watch_accessed_variables=False) as te:
+        te.watch(x)
+        ye = f(x)
+    _close(te.gradient(ye, x).numpy(), g[0].numpy())
+    # Nothing watched: nothing recorded.
+    with gt.GradientTape(watch_accessed_variables=False) as tt:
+        traced(x)
+    assert tt._num_nodes == 0
+    # An explicitly watched non-trainable variable.
+    v = gt.Variable([1.5, -2.0], dtype=gt.float64, trainable=False)
+    h = gt.function(lambda x: gt.reduce_sum(gt.sin(v * x)))
+    xv = gt.constant([0.3, 0.7], dtype=gt.float64)
+    h(xv)
+    with gt.GradientTape() as tt:
+        tt.watch(v)
+        y = h(xv)
+    assert tt._num_nodes == 1
+    _close(np.cos(np.array([1.5, -2.0]) * [0.3, 0.7]) * [0.3, 0.7], tt.gradient(y, v).numpy())
+
+
+def test_a_training_step_with_its_own_tape_is_one_node():
+    def make():
+        rng = np.random.default_rng(3)
+        w = gt.Variable(rng.standard_normal((3, 2)), dtype=gt.float64)
+        return w
+
+    def step_of(w):
+        def step(x):
+            with gt.GradientTape() as inner:
+                loss = gt.reduce_sum(gt.tanh(gt.matmul(x, w)) ** 2)
+            g = inner.gradient(loss, w)
+            w.assign_sub(0.1 * g)
+            return loss * gt.reduce_sum(x)
+
+        return step
+
+    x = gt.constant(np.random.default_rng(4).standard_normal((2, 3)), dtype=gt.float64)
+    we, wt = make(), make()
+    eager, traced = step_of(we), gt.function(step_of(wt))
+    for _ in range(3):
+        with gt.GradientTape() as te:
+            te.watch(x)
+            le = eager(x)
+        with gt.GradientTape() as tt:
+            tt.watch(x)
+            lt = traced(x)
+        assert tt._num_nodes == 1
+        _close(le.numpy(), lt.numpy())
+        _close(we.numpy(), wt.numpy())
+        _close(te.gradient(le, x).numpy(), tt.gradient(lt, x).numpy())
+
+
+def test_jacobians_through_a_call_node():
+    w = gt.Variable([[0.5, -1.0, 2.0], [0.25, 1.5, -0.75]], dtype=gt.float64)
+    f = lambda x: gt.sin(gt.matmul(x, w)) * x[:, :1]  # noqa: E731
+    traced = gt.function(f)
+    x = gt.constant([[1.0, 2.0], [-0.5, 0.3], [0.2, 0.1]], dtype=gt.float64)
+    traced(x)
+    for kind in ("jacobian", "batch_jacobian"):
+        with gt.GradientTape() as te:
+            te.watch(x)
+            ye = f(x)
+        with gt.GradientTape() as tt:
+            tt.watch(x)
+            yt = traced(x)
+        assert tt._num_nodes == 1
+        _close(getattr(te, kind)(ye, x).numpy(), getattr(tt, kind)(yt, x).numpy())
+
+
+def test_second_order_through_a_call_node():
+    # A tape entered after the call records its backward pass, as eagerly (no chain of
+    # elementwise ops here: a compiled chain's rule recomputes its forward pass under a
+    # recording tape, which an eager program does not).
+    def f(x):
+        col, row = gt.reshape(x, [3, 1]), gt.reshape(gt.sin(x), [1, 3])
+        return gt.reduce_mean(gt.matmul(gt.matmul(col, row), gt.reshape(x, [3, 1])))
+
+    traced = gt.function(f)
+    x = gt.constant([0.3, -1.2, 2.0], dtype=gt.float64)
+    traced(x)
+    out = []
+    for fn in (f, traced):
+        with gt.GradientTape() as t1:
+            t1.watch(x)
+            y = fn(x)
+        nodes = t1._num_nodes
+        with gt.GradientTape() as t2:
+            t2.watch(x)
+            g = t1.gradient(y, x)
+            s = gt.reduce_sum(g * g)
+        h = t2.gradient(s, x)
+        out.append((nodes, g.numpy(), None if h is None else h.numpy()))
+    (_, ge, he), (nodes, gt_, ht) = out
+    assert nodes == 1
+    assert he is not None
+    _close(ge, gt_)
+    _close(he, ht)
+    # Nested tapes both seeing the call record it op by op: exact second derivatives.
+    traced = gt.function(lambda x: gt.reduce_sum(gt.exp(gt.sin(x) * x)))
+    with gt.GradientTape() as outer:
+        outer.watch(x)
+        with gt.GradientTape() as inner:
+            inner.watch(x)
+            y = traced(x)
+        dy = inner.gradient(y, x)
+    assert outer._num_nodes > 1
+    d2 = outer.gradient(dy, x).numpy()
+    xn = x.numpy()
+    # d/dx of exp(x sin x) (sin x + x cos x)
+    u = np.sin(xn) + xn * np.cos(xn)
+    expected = np.exp(xn * np.sin(xn)) * (u * u + 2 * np.cos(xn) - xn * np.sin(xn))
+    _close(expected, d2)
+
+
+def test_persistent_tapes_record_a_call_op_by_op():
+    f, x, ws = _mlp(5)
+    traced = gt.function(f)
+    with gt.GradientTape(persistent=True) as tt:
+        tt.watch(x)
+        yt = traced(x)
+    assert tt._num_nodes > 1
+    with gt.GradientTape(persistent=True) as te:
+        te.watch(x)
+        ye = f(x)
+    for a, b in zip(te.gradient(ye, ws), tt.gradient(yt, ws)):
+        _close(a.numpy(), b.numpy())
+
+
+def test_custom_gradients_and_stop_gradient_inside_a_call_node():
+    @gt.custom_gradient
+    def clip_grad(x):
+        def grad(dy):
+            return gt.clip_by_value(dy, -0.5, 0.5)
+
+        return gt.identity(x), grad
+
+    def f(x):
+        return gt.reduce_sum(clip_grad(x * 3.0) ** 2 + gt.stop_gradient(x) * x)
+
+    traced = gt.function(f)
+    x = gt.constant([0.05, -0.4, 1.0], dtype=gt.float64)
+    traced(x)
+    with gt.GradientTape() as te:
+        te.watch(x)
+        ye = f(x)
+    with gt.GradientTape() as tt:
+        tt.watch(x)
+        yt = traced(x)
+    assert tt._num_nodes == 1
+    _close(ye.numpy(), yt.numpy())
+    _close(te.gradient(ye, x).numpy(), tt.gradient(yt, x).numpy())
+
+
+def test_several_outputs_and_arguments_passed_twice():
+    @gt.function
+    def f(a, b):
+        return a * b, gt.cast(a > 0, gt.int32), gt.sin(a) + b
+
+    x = gt.constant([0.5, -1.5], dtype=gt.float64)
+    f(x, x)
+    with gt.GradientTape() as t:
+        t.watch(x)
+        p, mask, s = f(x, x)
+    assert t._num_nodes == 1
+    assert mask.numpy().tolist() == [1, 0]
+    xn = x.numpy()
+    _close(2 * xn + np.cos(xn) + 1, t.gradient([p, s], x).numpy())
+    # Only one output asked for: the other gets no gradient.
+    with gt.GradientTape() as t:
+        t.watch(x)
+        p, _, s = f(x, x)
+    _close(np.cos(xn) + 1, t.gradient(s, x).numpy())
+
+
+def test_a_call_returning_its_argument_is_still_differentiable():
+    f = gt.function(lambda x: (x, x * 2.0))
+    x = gt.constant(1.5, dtype=gt.float64)
+    f(x)
+    with gt.GradientTape() as t:
+        t.watch(x)
+        a, b = f(x)
+    assert float(t.gradient([a, b], x)) == pytest.approx(3.0, rel=RTOL)
