@@ -145,7 +145,7 @@ def split(input: Any, sep: str | bytes | None = None, maxsplit: int = -1,
         return b.split(s, maxsplit) if s is not None else b.split(None, maxsplit)
 
     if a.ndim == 0:
-        parts = pieces(a[()])
+        parts = pieces(bytes(a[()]))
         out = np.empty(len(parts), dtype=object)
         out[:] = parts
         return _strings(out)
