@@ -13,13 +13,6 @@ macro_rules! all_dtypes {
     };
 }
 
-/// Every dtype with a numpy twin in numpy itself (all but `bfloat16` and `string`).
-macro_rules! numpy_dtypes {
-    ($m:ident ! ($($pre:tt)*)) => {
-        $m!($($pre)* [F16, F32, F64, I8, I16, I32, I64, U8, U16, U32, U64, Bool, C64, C128])
-    };
-}
-
 /// Runs `$body` with `$a` bound to the typed array inside a [`Data`](crate::tensor::Data),
 /// rewrapping nothing: the body's type must be the same for every dtype.
 macro_rules! dispatch {

@@ -1132,7 +1132,11 @@ mod tests {
 
     #[test]
     fn bfloat16_rounds_to_nearest_even_and_computes_in_f32() {
-        let x = Tensor::from_vec(vec![1.003_906_25f32, 1.011_718_75, 2.7, -0.0], &[4]).unwrap();
+        let x = Tensor::from_vec(
+            vec![1.0f32 + 1.0 / 256.0, 1.0 + 3.0 / 256.0, 2.7, -0.0],
+            &[4],
+        )
+        .unwrap();
         let b = cast(&x, DType::BF16).unwrap();
         let v: Vec<f32> = b
             .to_vec::<half::bf16>()

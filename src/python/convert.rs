@@ -323,6 +323,13 @@ fn fits_i32(t: &Tensor) -> bool {
         .unwrap_or(false)
 }
 
+/// Every dtype with a numpy twin in numpy itself (all but `bfloat16` and `string`).
+macro_rules! numpy_dtypes {
+    ($m:ident ! ($($pre:tt)*)) => {
+        $m!($($pre)* [F16, F32, F64, I8, I16, I32, I64, U8, U16, U32, U64, Bool, C64, C128])
+    };
+}
+
 /// `dispatch!` over the dtypes numpy itself has; `bfloat16` and `string` (which
 /// callers convert before) raise `TypeError`.
 macro_rules! np_dispatch {
