@@ -91,8 +91,18 @@ pub(crate) fn convert_value(ob: &Bound<'_, PyAny>, hint: Option<DType>) -> PyRes
 }
 
 fn convert_value_untraced(ob: &Bound<'_, PyAny>, hint: Option<DType>) -> PyResult<Tensor> {
-    // Text is a string whatever the hint; a number next to a string stays a number
+    // Text is a string (a numeric hint is TF's TypeError); a number next to a string stays a number
     // (the op then says, as TF, that it expected a string tensor).
+    let text =
+        ob.is_instance_of::<pyo3::types::PyBytes>() || ob.is_instance_of::<pyo3::types::PyString>();
+    if let (true, Some(d)) = (text, hint.filter(|d| *d != DType::Str)) {
+        // TF's conversion error: text asked to be a number.
+        return Err(PyTypeError::new_err(format!(
+            "Cannot convert {} to EagerTensor of dtype {}",
+            ob.repr()?,
+            d.name()
+        )));
+    }
     if let Ok(b) = ob.cast::<pyo3::types::PyBytes>() {
         return Ok(Tensor::scalar(TStr::new(b.as_bytes())));
     }
