@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import re
+import sys
 from collections.abc import Iterator, Mapping
 from typing import Any, Callable, TypeVar
 
@@ -28,6 +29,11 @@ def camel_to_snake(value: str) -> str:
 
 def valid_identifier(name: str) -> bool:
     return bool(_VALID_IDENTIFIER.match(name))
+
+
+def _may_hold_variables(value: Any) -> bool:
+    """Whether an attribute value can bring variables (a variable, a module, a container)."""
+    return isinstance(value, (_NativeVariable, Module, list, tuple, dict, Mapping))
 
 
 class Module:
@@ -56,6 +62,10 @@ class Module:
     [[3.0, 3.0]]
     """
 
+    # Whether a deferred checkpoint restore assigns a variable as it is set on an
+    # attribute (layers assign theirs when their build is done).
+    _RESTORE_ON_SETATTR = True
+
     # Attributes the walk skips (a subclass may add its own).
     _TF_MODULE_IGNORED_PROPERTIES: frozenset[str] = frozenset()
 
@@ -74,6 +84,14 @@ class Module:
         # Made once, under the scope the module is made in (TF 2 memoizes it too).
         with name_scope(name) as scope:
             self._name_scope = name_scope(scope)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        object.__setattr__(self, name, value)
+        # A checkpoint restored before this module made its variables (TF's deferred
+        # restoration): a variable assigned to an attribute takes its saved value now.
+        train = sys.modules.get("gradtape.train")
+        if train is not None and train._PENDING and self._RESTORE_ON_SETATTR and _may_hold_variables(value):
+            train._on_variables_created()
 
     @property
     def name(self) -> str:

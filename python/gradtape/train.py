@@ -10,9 +10,11 @@ optimizer's slots), so a training run stopped and resumed from a checkpoint cont
 exactly as if it had not stopped. Restoring before a lazily built model has its variables
 (a Keras model or layer built on its first call) defers, as TF's: each saved value is
 assigned when its variable is created (when the layer that makes it builds, before it
-computes), and the returned status's ``assert_consumed`` holds once all are. As in TF,
-the state of random generators is not part of a checkpoint: a model that draws random
-numbers (dropout, ``gt.random``) resumes with other draws unless it seeds them itself.
+computes, or when a plain module sets it on the attribute), and the returned status's
+``assert_consumed`` holds once all are. As in TF, the global seed's state is not part of a
+checkpoint (a model that draws with ``gt.random.normal`` or dropout resumes with other
+draws unless it seeds them itself), but a ``gt.random.Generator`` among the objects is:
+its state is a variable.
 
 A checkpoint is one safetensors file, ``<prefix>.safetensors``, with metadata
 ``{"format": "gradtape.checkpoint", "version": "1"}``; a directory's ``checkpoint`` file
@@ -32,7 +34,10 @@ from ._gradtape import Variable as _NativeVariable
 from ._module import Module
 from ._variable import Variable
 
-__all__ = ["Checkpoint", "CheckpointManager", "latest_checkpoint"]
+__all__ = [
+    "Checkpoint", "CheckpointManager", "CheckpointReader", "checkpoints_iterator", "get_checkpoint_state",
+    "latest_checkpoint", "list_variables", "load_checkpoint", "load_variable",
+]
 
 FORMAT = "gradtape.checkpoint"
 VERSION = "1"
@@ -483,3 +488,168 @@ class CheckpointManager:
         if self._init_fn is not None:
             self._init_fn()
         return None
+
+
+# --- Reading checkpoints (issue 15): TF's ``tf.train`` readers -----------------------------
+#
+# Names are given as TF names the values of an object-based checkpoint: a variable at
+# attribute path ``model/dense/kernel`` is ``model/dense/kernel/.ATTRIBUTES/VARIABLE_VALUE``;
+# an optimizer slot ``m`` of it is ``model/dense/kernel/.OPTIMIZER_SLOT/optimizer/m/
+# .ATTRIBUTES/VARIABLE_VALUE``. The paths are gradtape's attribute paths (TF's Keras
+# models name their layers ``layer_with_weights-0`` instead), and there is no
+# ``_CHECKPOINTABLE_OBJECT_GRAPH`` entry (gradtape's file holds no object graph). Readers
+# also take gradtape's own names (``model/dense/kernel``).
+
+_ATTR = "/.ATTRIBUTES/VARIABLE_VALUE"
+
+
+def _tf_key(name: str) -> str:
+    """The TF key of a gradtape checkpoint name."""
+    head, sep, rest = name.partition(f"/{_SLOT}/")
+    if sep:
+        var_path, _, slot = rest.rpartition("/")
+        return f"{var_path}/{_SLOT}/{head}/{slot}{_ATTR}"
+    return name + _ATTR
+
+
+def _checkpoint_file(ckpt_dir_or_file: str | os.PathLike[str]) -> str:
+    path = os.fspath(ckpt_dir_or_file)
+    if os.path.isdir(path):
+        latest = latest_checkpoint(path)
+        if latest is None:
+            raise ValueError(f"Couldn't find 'checkpoint' file or checkpoints in given directory {path}")
+        path = latest
+    return _prefix_file(path)
+
+
+class CheckpointReader:
+    """The values of one checkpoint file by name (TF's names, or gradtape's).
+    TF equivalent: the reader ``tf.train.load_checkpoint`` returns."""
+
+    def __init__(self, path: str) -> None:
+        from .errors import DataLossError
+
+        tensors, meta = _safetensors.load_file_with_metadata(path)
+        if meta.get("format") != FORMAT:
+            raise DataLossError(f"{path}: not a gradtape checkpoint (metadata {meta})")
+        self._path = path
+        self._tensors = {_tf_key(n): t for n, t in tensors.items()}
+        self._own = {n: _tf_key(n) for n in tensors}
+
+    def _key(self, name: str) -> str:
+        if name in self._tensors:
+            return name
+        if name in self._own:
+            return self._own[name]
+        raise ValueError(f"Key {name} not found in checkpoint {_strip(self._path)}")
+
+    def has_tensor(self, name: str) -> bool:
+        """Whether the checkpoint holds ``name``."""
+        return name in self._tensors or name in self._own
+
+    def get_tensor(self, name: str) -> Any:
+        """The value saved under ``name``, as a numpy array."""
+        return self._tensors[self._key(name)].numpy()
+
+    def get_variable_to_shape_map(self) -> dict[str, list[int]]:
+        """``{name: shape}`` for every value."""
+        return {n: list(t.shape) for n, t in self._tensors.items()}
+
+    def get_variable_to_dtype_map(self) -> dict[str, Any]:
+        """``{name: dtype}`` for every value."""
+        return {n: t.dtype for n, t in self._tensors.items()}
+
+
+def load_checkpoint(ckpt_dir_or_file: str | os.PathLike[str]) -> CheckpointReader:
+    """A reader of a checkpoint (a directory: its latest). TF equivalent:
+    ``tf.train.load_checkpoint``."""
+    return CheckpointReader(_checkpoint_file(ckpt_dir_or_file))
+
+
+def list_variables(ckpt_dir_or_file: str | os.PathLike[str]) -> list[tuple[str, list[int]]]:
+    """``(name, shape)`` of every value of a checkpoint, sorted by name. TF equivalent:
+    ``tf.train.list_variables``.
+
+    >>> import gradtape as gt, tempfile, os
+    >>> path = gt.train.Checkpoint(v=gt.Variable([1.0, 2.0])).write(os.path.join(tempfile.mkdtemp(), "c"))
+    >>> gt.train.list_variables(path)
+    [('v/.ATTRIBUTES/VARIABLE_VALUE', [2])]
+    """
+    shapes = load_checkpoint(ckpt_dir_or_file).get_variable_to_shape_map()
+    return sorted(shapes.items())
+
+
+def load_variable(ckpt_dir_or_file: str | os.PathLike[str], name: str) -> Any:
+    """The value saved under ``name`` (TF's key or gradtape's path), a numpy array.
+    TF equivalent: ``tf.train.load_variable``."""
+    if name.endswith(":0"):
+        name = name[:-2]
+    return load_checkpoint(ckpt_dir_or_file).get_tensor(name)
+
+
+class CheckpointState:
+    """A directory's latest checkpoint and the kept ones (full paths). TF equivalent: the
+    ``CheckpointState`` that ``tf.train.get_checkpoint_state`` returns."""
+
+    def __init__(self, latest: str, all_paths: list[str]) -> None:
+        self.model_checkpoint_path = latest
+        self.all_model_checkpoint_paths = all_paths
+
+    def __repr__(self) -> str:
+        return (f"CheckpointState(model_checkpoint_path={self.model_checkpoint_path!r}, "
+                f"all_model_checkpoint_paths={self.all_model_checkpoint_paths!r})")
+
+
+def get_checkpoint_state(
+    checkpoint_dir: str | os.PathLike[str], latest_filename: str | None = None
+) -> CheckpointState | None:
+    """The directory's ``checkpoint`` file, or ``None`` if there is none. TF equivalent:
+    ``tf.train.get_checkpoint_state``."""
+    d = os.fspath(checkpoint_dir)
+    if latest_filename is not None and latest_filename != _STATE_FILE:
+        raise ValueError(
+            f"gradtape keeps a directory's state in {_STATE_FILE!r}, got latest_filename={latest_filename!r}"
+        )
+    state = _read_state(d)
+    if state is None:
+        return None
+
+    def full(p: str) -> str:
+        return p if os.path.isabs(p) else os.path.join(d, p)
+
+    paths = [full(p) for p in state.get("all_model_checkpoint_paths", []) if isinstance(p, str)]
+    return CheckpointState(full(state["model_checkpoint_path"]), paths)
+
+
+def checkpoints_iterator(
+    checkpoint_dir: str | os.PathLike[str],
+    min_interval_secs: float = 0,
+    timeout: float | None = None,
+    timeout_fn: Callable[[], bool] | None = None,
+) -> Any:
+    """Yields each new latest checkpoint of ``checkpoint_dir`` as it appears, waiting at
+    least ``min_interval_secs`` between them. With ``timeout`` (seconds), a wait that long
+    without a new checkpoint calls ``timeout_fn`` (the iteration ends when it returns true,
+    or when there is none). TF equivalent: ``tf.train.checkpoints_iterator``."""
+    d = os.fspath(checkpoint_dir)
+    last: str | None = None
+    while True:
+        start = time.time()
+        while True:
+            path = latest_checkpoint(d)
+            if path is not None and path != last:
+                break
+            if timeout is not None and time.time() - start + 0.05 > timeout:
+                path = None
+                break
+            time.sleep(0.05 if timeout is None else min(0.05, max(timeout / 10, 0.001)))
+        if path is None:
+            if timeout_fn is None or timeout_fn():
+                return
+            continue
+        last = path
+        yielded = time.time()
+        yield path
+        wait = yielded + min_interval_secs - time.time()
+        if wait > 0:
+            time.sleep(wait)

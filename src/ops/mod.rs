@@ -26,6 +26,7 @@ mod logic;
 mod matmul;
 mod nn;
 mod nondiff;
+pub mod philox;
 pub mod random;
 mod reduce;
 mod remap;
@@ -61,6 +62,7 @@ pub(crate) const SAVED: &[&[crate::saved_model::OpDef]] = &[
     linalg::saved::SAVED,
     matmul::saved::SAVED,
     nn::saved::SAVED,
+    philox::saved::SAVED,
     random::saved::SAVED,
     remap::saved::SAVED,
     reshape::saved::SAVED,
@@ -80,6 +82,7 @@ pub(crate) const PYTHON: &[crate::python::expose::Family] = &[
     family!(logic),
     family!(matmul),
     family!(nn),
+    family!(philox),
     family!(reduce),
     family!(random),
     family!(remap),

@@ -49,6 +49,9 @@ class Layer(Module):
 
     # Keras 3 casts real inputs to the layer's dtype (``False``: inputs as given).
     _cast_inputs = True
+    # A deferred restore assigns a layer's variables once its build is done (not as
+    # each attribute is set, as for a plain module).
+    _RESTORE_ON_SETATTR = False
 
     def __init__(self, name: str | None = None, trainable: bool = True, **kwargs: Any) -> None:
         # Keras' names: made unique per base name, and not checked as identifiers.
