@@ -200,3 +200,19 @@ def test_safetensors_round_trip(tmp_path):
     assert back.dtype == bf and f32(back) == f32(x)
     with pytest.raises(TypeError):
         gt.io.save_weights(str(tmp_path / "s.safetensors"), {"s": gt.constant(["a"])})
+
+
+def test_random_draws_and_default_initialized_dense():
+    u = gt.random.uniform([1000], -2.0, 3.0, dtype=bf, seed=1)
+    vals = np.array(f32(u))
+    assert u.dtype == bf and vals.min() >= -2.0 and vals.max() < 3.0
+    assert abs(vals.mean() - 0.5) < 0.2
+    # Every drawn value is a bfloat16 value: float32 bits with the low 16 zero.
+    assert not (vals.astype(np.float32).view(np.uint32) & 0xFFFF).any()
+    n = gt.random.normal([2000], dtype=bf, seed=2)
+    assert n.dtype == bf and abs(float(np.mean(f32(n)))) < 0.15
+    layer = gt.keras.layers.Dense(4, dtype="bfloat16")
+    y = layer(gt.ones([2, 3], bf))
+    assert y.dtype == bf and layer.kernel.dtype == bf and y.shape == (2, 4)
+    w = np.array(f32(layer.kernel))
+    assert np.abs(w).max() <= np.sqrt(6.0 / 7.0) and np.abs(w).max() > 0
