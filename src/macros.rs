@@ -1,25 +1,44 @@
 //! Dtype dispatch macros shared by kernels and ops.
 
+/// The one list of every dtype: calls `$m!(args.. [F16, BF16, ..., Str])`. The
+/// whole-dtype tables (`dispatch!`, `map_same!`, concat, gather, select, ...) expand
+/// it, so a new dtype is added here and in `Data`/`DType` only.
+macro_rules! all_dtypes {
+    ($m:ident ! ($($pre:tt)*)) => {
+        $m!($($pre)* [F16, BF16, F32, F64, I8, I16, I32, I64, U8, U16, U32, U64, Bool, C64, C128, Str])
+    };
+    // The list in the middle: `all_dtypes!(m!(before..) then (after..))`.
+    ($m:ident ! ($($pre:tt)*) then ($($post:tt)*)) => {
+        $m!($($pre)* [F16, BF16, F32, F64, I8, I16, I32, I64, U8, U16, U32, U64, Bool, C64, C128, Str] $($post)*)
+    };
+}
+
 /// Runs `$body` with `$a` bound to the typed array inside a [`Data`](crate::tensor::Data),
 /// rewrapping nothing: the body's type must be the same for every dtype.
 macro_rules! dispatch {
-    ($data:expr, $a:ident => $body:expr) => {
+    (@ $data:expr, $a:ident => $body:expr, [$($dt:ident),*]) => {
         match $data {
-            $crate::tensor::Data::F16($a) => $body,
-            $crate::tensor::Data::F32($a) => $body,
-            $crate::tensor::Data::F64($a) => $body,
-            $crate::tensor::Data::I8($a) => $body,
-            $crate::tensor::Data::I16($a) => $body,
-            $crate::tensor::Data::I32($a) => $body,
-            $crate::tensor::Data::I64($a) => $body,
-            $crate::tensor::Data::U8($a) => $body,
-            $crate::tensor::Data::U16($a) => $body,
-            $crate::tensor::Data::U32($a) => $body,
-            $crate::tensor::Data::U64($a) => $body,
-            $crate::tensor::Data::Bool($a) => $body,
-            $crate::tensor::Data::C64($a) => $body,
-            $crate::tensor::Data::C128($a) => $body,
+            $($crate::tensor::Data::$dt($a) => $body,)*
         }
+    };
+    ($data:expr, $a:ident => $body:expr) => {
+        all_dtypes!(dispatch!(@ $data, $a => $body,))
+    };
+}
+
+/// `dispatch!` over the numeric (and bool) dtypes; `string` returns
+/// `Err(Error::unsupported($op, string))` from the enclosing function.
+macro_rules! dispatch_num {
+    (@ $op:expr, $data:expr, $a:ident => $body:expr, [$($dt:ident),*]) => {
+        match $data {
+            $($crate::tensor::Data::$dt($a) => $body,)*
+            $crate::tensor::Data::Str(_) => {
+                return Err($crate::error::Error::unsupported($op, $crate::dtype::DType::Str).into())
+            }
+        }
+    };
+    ($op:expr, $data:expr, $a:ident => $body:expr) => {
+        dispatch_num!(@ $op, $data, $a => $body, [F16, BF16, F32, F64, I8, I16, I32, I64, U8, U16, U32, U64, Bool, C64, C128])
     };
 }
 
@@ -32,14 +51,15 @@ macro_rules! map_same {
         }
     };
     ($data:expr, $a:ident => $body:expr) => {
-        map_same!(@ $data, $a => $body, [F16, F32, F64, I8, I16, I32, I64, U8, U16, U32, U64, Bool, C64, C128])
+        all_dtypes!(map_same!(@ $data, $a => $body,))
     };
 }
 
 /// Like `map_same!` for the dtypes listed in brackets; any other dtype returns
 /// `Err(Error::unsupported($op, dtype))` from the enclosing function.
 ///
-/// A second list, `[..] via [..]`, names narrow dtypes the op also takes: their data
+/// A second list, `[..] via [..]`, names narrow dtypes the op also takes (`F16`
+/// stands for both half types, see [`DType::via_class`](crate::dtype::DType::via_class)): their data
 /// is converted to its [`DType::compute_dtype`](crate::dtype::DType::compute_dtype)
 /// (which must be in the first list), computed there, and the result converted back
 /// (rounded or wrapped, as TF's narrow kernels give). No kernel is compiled for them.
@@ -60,7 +80,7 @@ macro_rules! map_dtypes {
         let mut run = |d: &$crate::tensor::Data| -> $crate::error::Result<$crate::tensor::Data> {
             Ok(map_dtypes!(@ $op, d, orig, [$($dt),*], $a => $body))
         };
-        if [$($crate::dtype::DType::$nw),+].contains(&orig) {
+        if [$($crate::dtype::DType::$nw),+].contains(&orig.via_class()) {
             $crate::ops::through_wide(data, &mut run)?
         } else {
             run(data)?
@@ -84,7 +104,7 @@ macro_rules! map_pair {
         let mut run = |p: &$crate::tensor::Data, q: &$crate::tensor::Data| -> $crate::error::Result<$crate::tensor::Data> {
             Ok(pair!(same, $op, p, q, orig, [$($dt),*], $a, $b => $body))
         };
-        if orig == y.dtype() && [$($crate::dtype::DType::$nw),+].contains(&orig) {
+        if orig == y.dtype() && [$($crate::dtype::DType::$nw),+].contains(&orig.via_class()) {
             $crate::ops::through_wide2(x, y, true, &mut run)?
         } else {
             run(x, y)?
@@ -104,7 +124,7 @@ macro_rules! map_pair_to_bool {
         let mut run = |p: &$crate::tensor::Data, q: &$crate::tensor::Data| -> $crate::error::Result<$crate::tensor::Data> {
             Ok(pair!(bool, $op, p, q, orig, [$($dt),*], $a, $b => $body))
         };
-        if orig == y.dtype() && [$($crate::dtype::DType::$nw),+].contains(&orig) {
+        if orig == y.dtype() && [$($crate::dtype::DType::$nw),+].contains(&orig.via_class()) {
             $crate::ops::through_wide2(x, y, false, &mut run)?
         } else {
             run(x, y)?

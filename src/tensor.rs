@@ -6,11 +6,11 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use half::f16;
+use half::{bf16, f16};
 use ndarray::{ArcArray, ArrayD, IxDyn};
 use num_complex::{Complex32, Complex64};
 
-use crate::dtype::{DType, Element};
+use crate::dtype::{DType, Element, TStr};
 use crate::error::{Error, Result};
 
 /// Identity of a tensor or variable as seen by tapes.
@@ -75,6 +75,8 @@ pub enum Data {
     Bool(ArcArray<bool, IxDyn>),
     C64(ArcArray<Complex32, IxDyn>),
     C128(ArcArray<Complex64, IxDyn>),
+    BF16(ArcArray<bf16, IxDyn>),
+    Str(ArcArray<TStr, IxDyn>),
 }
 
 impl Data {
@@ -94,6 +96,8 @@ impl Data {
             Data::Bool(_) => DType::Bool,
             Data::C64(_) => DType::C64,
             Data::C128(_) => DType::C128,
+            Data::BF16(_) => DType::BF16,
+            Data::Str(_) => DType::Str,
         }
     }
     pub fn shape(&self) -> &[usize] {
@@ -256,6 +260,10 @@ impl Tensor {
             Data::Bool(a) => first!(a) as u8 as f64,
             Data::C64(a) => first!(a).re as f64,
             Data::C128(a) => first!(a).re,
+            Data::BF16(a) => f32::from(first!(a)) as f64,
+            Data::Str(_) => {
+                return Err(Error::unsupported("Tensor", DType::Str));
+            }
         })
     }
 
@@ -323,22 +331,14 @@ impl Tensor {
                 )
             }};
         }
-        let data = match &self.data {
-            Data::F16(a) => take!(a, F16),
-            Data::F32(a) => take!(a, F32),
-            Data::F64(a) => take!(a, F64),
-            Data::I8(a) => take!(a, I8),
-            Data::I16(a) => take!(a, I16),
-            Data::I32(a) => take!(a, I32),
-            Data::I64(a) => take!(a, I64),
-            Data::U8(a) => take!(a, U8),
-            Data::U16(a) => take!(a, U16),
-            Data::U32(a) => take!(a, U32),
-            Data::U64(a) => take!(a, U64),
-            Data::Bool(a) => take!(a, Bool),
-            Data::C64(a) => take!(a, C64),
-            Data::C128(a) => take!(a, C128),
-        };
+        macro_rules! take_all {
+            ([$($dt:ident),*]) => {
+                match &self.data {
+                    $(Data::$dt(a) => take!(a, $dt),)*
+                }
+            };
+        }
+        let data = all_dtypes!(take_all!());
         Ok(Tensor::new(data))
     }
 
@@ -384,6 +384,10 @@ pub(crate) fn full_op(op: &'static str, shape: &[usize], v: f64, dtype: DType) -
     use crate::kernels::elementwise::filled;
     let data = match dtype {
         DType::F16 => Data::F16(filled(op, shape, f16::from_f64(v))?.into_shared()),
+        DType::BF16 => Data::BF16(filled(op, shape, bf16::from_f32(v as f32))?.into_shared()),
+        // TF's zeros of a string dtype are empty strings.
+        DType::Str if v == 0.0 => Data::Str(filled(op, shape, TStr::default())?.into_shared()),
+        DType::Str => return Err(Error::unsupported(op, DType::Str)),
         DType::F32 => Data::F32(filled(op, shape, v as f32)?.into_shared()),
         DType::F64 => Data::F64(filled(op, shape, v)?.into_shared()),
         DType::I8 => Data::I8(filled(op, shape, v as i64 as i8)?.into_shared()),
@@ -411,10 +415,13 @@ fn f64_to_u64(v: f64) -> u64 {
     }
 }
 
-/// A rank-0 tensor of `dtype` holding `v` converted as [`full`] converts it.
+/// A rank-0 tensor of `dtype` holding `v` converted as [`full`] converts it
+/// (`string`: the empty string, the zero TF pads strings with).
 pub fn scalar_of(v: f64, dtype: DType) -> Tensor {
     match dtype {
         DType::F16 => Tensor::scalar(f16::from_f64(v)),
+        DType::BF16 => Tensor::scalar(bf16::from_f32(v as f32)),
+        DType::Str => Tensor::scalar(TStr::default()),
         DType::F32 => Tensor::scalar(v as f32),
         DType::F64 => Tensor::scalar(v),
         DType::I8 => Tensor::scalar(v as i64 as i8),

@@ -93,6 +93,11 @@ __all__ += ["IndexedSlices"]
 __all__ += ["keras", "data", "TensorArray", "device", "init_scope", "py_function"]
 __all__ += ["distributed"]
 __all__ += ["saved_model", "train"]
+# bfloat16 and string dtypes (issue 16).
+from ._gradtape import bfloat16, string  # noqa: E402
+from . import strings  # noqa: E402
+from .strings import as_string  # noqa: E402
+__all__ += ["bfloat16", "string", "strings", "as_string"]
 __all__ += ["clip_by_global_norm"]
 
 # issue 14: array / structural ops, small utilities and initializer aliases

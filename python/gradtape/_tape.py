@@ -74,7 +74,7 @@ class GradientTape(_native._Tape):
         if self._watch(_nest.flatten(tensor)):
             warnings.warn(
                 "The dtype of the watched tensor must be floating (e.g. gt.float32), "
-                "got an integer or bool tensor: its gradient will be None",
+                "got an integer, bool or string tensor: its gradient will be None",
                 stacklevel=2,
             )
 

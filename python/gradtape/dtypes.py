@@ -3,8 +3,10 @@
 Every TF dtype that numpy also has: ``float16`` (``half``), ``float32``, ``float64``
 (``double``), ``int8``, ``int16``, ``int32``, ``int64``, ``uint8``, ``uint16``,
 ``uint32``, ``uint64``, ``bool``, ``complex64``, ``complex128``. Values keep their
-dtype (numpy arrays convert without widening). TF's ``bfloat16`` and ``string`` are
-not implemented.
+dtype (numpy arrays convert without widening). Also TF's ``bfloat16`` (computed in
+float32 and rounded to nearest even, as TF's CPU kernels; ``.numpy()`` is an
+``ml_dtypes.bfloat16`` array when ``ml_dtypes`` is installed, as in TF, else
+``float32``) and ``string`` (byte strings: no arithmetic, no gradients).
 
 >>> import gradtape as gt
 >>> gt.float32.name, gt.float32.is_floating, gt.int32.is_integer
@@ -19,7 +21,7 @@ from typing import Any
 
 from ._gradtape import (
     DType, bool, complex64, complex128, float16, float32, float64, int8, int16, int32, int64,
-    uint8, uint16, uint32, uint64,
+    uint8, uint16, uint32, uint64, bfloat16, string,
 )
 
 double = float64
@@ -28,7 +30,7 @@ half = float16
 __all__ = [
     "DType", "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8",
     "uint16", "uint32", "uint64", "bool", "complex64", "complex128", "double", "half",
-    "as_dtype",
+    "as_dtype", "bfloat16", "string",
 ]
 
 
@@ -49,9 +51,13 @@ def as_dtype(type_value: Any) -> DType:
     aliases = {"half": "float16", "float": "float32", "double": "float64"}
     if isinstance(type_value, str):
         name = aliases.get(type_value, type_value)
+    elif type_value is object:
+        name = "string"
     else:
         try:
-            name = np.dtype(type_value).name
+            npd = np.dtype(type_value)
+            # numpy's text and object arrays convert to string tensors, as in TF.
+            name = "string" if npd.kind in "OSU" else npd.name
         except TypeError:
             name = ""
     dt = getattr(_gradtape, name, None)

@@ -27,9 +27,10 @@ macro_rules! arith {
 // `DType::compute_dtype` and wrapped or rounded back (see `macros.rs`). uint64 has
 // its own kernels: no wider type holds it.
 
-/// `x + y`. TF equivalent: `tf.math.add`. Gradient: `dy` to both.
+/// `x + y` (strings: concatenated, as TF's Add). TF equivalent: `tf.math.add`.
+/// Gradient: `dy` to both.
 pub fn add(x: &Tensor, y: &Tensor) -> Result<Tensor> {
-    let out = arith!("AddV2", x, y, [F32, F64, I32, I64, U64, C64, C128] via [F16, I8, I16, U8, U16, U32], |p, q| p + q);
+    let out = arith!("AddV2", x, y, [F32, F64, I32, I64, U64, C64, C128, Str] via [F16, I8, I16, U8, U16, U32], |p, q| p + q);
     binary_out(Add, x, y, out)
 }
 struct Add;

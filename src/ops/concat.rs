@@ -53,7 +53,7 @@ pub fn concat(values: &[Tensor], axis: isize) -> Result<Tensor> {
         })?;
     check_shape("ConcatV2", &out_shape, first.dtype())?;
     macro_rules! cat {
-        ($($dt:ident),*) => {
+        ([$($dt:ident),*]) => {
             match first.data() {
                 $(crate::tensor::Data::$dt(_) => {
                     let mut views = Vec::with_capacity(values.len());
@@ -68,9 +68,7 @@ pub fn concat(values: &[Tensor], axis: isize) -> Result<Tensor> {
             }
         };
     }
-    let out = Tensor::new(cat!(
-        F16, F32, F64, I8, I16, I32, I64, U8, U16, U32, U64, Bool, C64, C128
-    ));
+    let out = Tensor::new(all_dtypes!(cat!()));
     let sizes: Vec<usize> = values.iter().map(|v| v.shape()[ax]).collect();
     let inputs: Vec<&Tensor> = values.iter().collect();
     record(Concat { axis: ax, sizes }, &inputs, &[&out])?;

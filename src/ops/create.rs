@@ -1,6 +1,6 @@
 //! Constants, fills, ranges and dtype casts.
 
-use half::f16;
+use half::{bf16, f16};
 use ndarray::{ArcArray, Array1, IxDyn};
 use num_complex::{Complex32, Complex64};
 
@@ -126,6 +126,8 @@ pub(crate) fn from_f64_fn(
     }
     Ok(Tensor::new(match dtype {
         DType::F16 => Data::F16(build(op, n, |i| f(i).f16())?),
+        DType::BF16 => Data::BF16(build(op, n, |i| f(i).bf16())?),
+        DType::Str => return Err(Error::unsupported(op, DType::Str)),
         DType::F32 => Data::F32(build(op, n, |i| f(i).f32())?),
         DType::F64 => Data::F64(build(op, n, f)?),
         DType::I8 => Data::I8(build(op, n, |i| f(i).int() as i8)?),
@@ -267,9 +269,11 @@ pub fn vector(v: &[f64]) -> Tensor {
 }
 
 macro_rules! cast_from {
-    ($a:expr, $to:expr, $conv:ident) => {
+    ($a:expr, $a_dtype:expr, $to:expr, $conv:ident) => {
         match $to {
             DType::F16 => Data::F16(map($a, |v| $conv::f16(v))?.into_shared()),
+            DType::BF16 => Data::BF16(map($a, |v| $conv::bf16(v))?.into_shared()),
+            DType::Str => return Err(string_cast($a_dtype, DType::Str)),
             DType::F32 => Data::F32(map($a, |v| $conv::f32(v))?.into_shared()),
             DType::F64 => Data::F64(map($a, |v| $conv::f64(v))?.into_shared()),
             DType::I8 => Data::I8(map($a, |v| $conv::int(v) as i8)?.into_shared()),
@@ -303,6 +307,10 @@ trait Conv: Copy {
     }
     fn f16(self) -> f16 {
         f16::from_f32(self.f32())
+    }
+    /// To `bfloat16` through `float32`, rounding to nearest even (TF's `Cast`).
+    fn bf16(self) -> bf16 {
+        bf16::from_f32(self.f32())
     }
     /// The value as an `int64`: exact (or wrapped, `uint64`) for integers,
     /// truncated (saturating) for floats.
@@ -338,6 +346,17 @@ impl Conv for f16 {
         f32::from(self)
     }
     fn f16(self) -> f16 {
+        self
+    }
+}
+impl Conv for bf16 {
+    fn f64(self) -> f64 {
+        f32::from(self) as f64
+    }
+    fn f32(self) -> f32 {
+        f32::from(self)
+    }
+    fn bf16(self) -> bf16 {
         self
     }
 }
@@ -423,7 +442,33 @@ pub(crate) fn cast_data(data: &Data, dtype: DType) -> Result<Data> {
     if data.dtype() == dtype {
         return Ok(data.clone());
     }
-    Ok(dispatch!(data, a => cast_from!(a, dtype, C)))
+    let from = data.dtype();
+    if from == DType::Str {
+        return Err(string_cast(from, dtype));
+    }
+    Ok(dispatch_num!("Cast", data, a => cast_from!(a, from, dtype, C)))
+}
+
+/// TF's error for a cast to or from `string` (`tf.strings.to_number` and
+/// `tf.strings.as_string` convert instead).
+fn string_cast(from: DType, to: DType) -> Error {
+    Error::dtype(
+        "Cast",
+        format!(
+            "Cast {} to {} is not supported",
+            tf_short(from),
+            tf_short(to)
+        ),
+    )
+}
+
+/// TF's C++ names in cast errors (`float` for float32, `double`, ...).
+fn tf_short(d: DType) -> &'static str {
+    match d {
+        DType::F32 => "float",
+        DType::F64 => "double",
+        d => d.name(),
+    }
 }
 
 /// A narrow dtype's data in its compute dtype (see [`DType::compute_dtype`]).
@@ -1072,7 +1117,8 @@ mod tests {
 
     #[test]
     fn widen_and_narrow_round_trip_every_dtype() {
-        for dt in DType::ALL {
+        // Every numeric dtype (strings are not numbers).
+        for dt in DType::ALL.into_iter().filter(|d| !d.is_string()) {
             let t = crate::tensor::full(&[3], 5.0, dt).unwrap();
             let w = widen(t.data()).unwrap();
             assert_eq!(w.dtype(), dt.compute_dtype());
@@ -1082,6 +1128,34 @@ mod tests {
             let want = if dt == DType::Bool { 1.0 } else { 5.0 };
             assert_eq!(Tensor::new(f).to_vec::<f64>().unwrap(), vec![want; 3]);
         }
+    }
+
+    #[test]
+    fn bfloat16_rounds_to_nearest_even_and_computes_in_f32() {
+        let x = Tensor::from_vec(
+            vec![1.0f32 + 1.0 / 256.0, 1.0 + 3.0 / 256.0, 2.7, -0.0],
+            &[4],
+        )
+        .unwrap();
+        let b = cast(&x, DType::BF16).unwrap();
+        let v: Vec<f32> = b
+            .to_vec::<half::bf16>()
+            .unwrap()
+            .into_iter()
+            .map(f32::from)
+            .collect();
+        assert_eq!(v, vec![1.0, 1.015_625, 2.703_125, -0.0]);
+        // 2.703125 * 2.703125 = 7.306640625 in f32, rounded once: 7.3125.
+        let sq = crate::ops::multiply(&b, &b).unwrap();
+        assert_eq!(sq.dtype(), DType::BF16);
+        assert_eq!(f32::from(sq.to_vec::<half::bf16>().unwrap()[2]), 7.312_5);
+        let s = crate::ops::reduce_sum(&b, None, false).unwrap();
+        assert_eq!(s.dtype(), DType::BF16);
+        // Strings refuse casts both ways, with TF's words.
+        let t = Tensor::from_vec(vec![crate::dtype::TStr::new(b"a")], &[1]).unwrap();
+        let e = cast(&t, DType::F32).unwrap_err().to_string();
+        assert!(e.contains("Cast string to float is not supported"), "{e}");
+        assert!(cast(&x, DType::Str).is_err());
     }
 
     #[test]

@@ -27,12 +27,13 @@ macro_rules! compare {
 }
 
 compare!(
-    /// `x == y` elementwise (also complex, as TF's Equal). TF equivalent: `tf.math.equal`.
-    equal, "Equal", [F32, F64, I32, I64, U64, Bool, C64, C128], |p, q| p == q
+    /// `x == y` elementwise (also complex and string, as TF's Equal). TF equivalent:
+    /// `tf.math.equal`.
+    equal, "Equal", [F32, F64, I32, I64, U64, Bool, C64, C128, Str], |p, q| p == q
 );
 compare!(
-    /// `x != y` elementwise (also complex). TF equivalent: `tf.math.not_equal`.
-    not_equal, "NotEqual", [F32, F64, I32, I64, U64, Bool, C64, C128], |p, q| p != q
+    /// `x != y` elementwise (also complex and string). TF equivalent: `tf.math.not_equal`.
+    not_equal, "NotEqual", [F32, F64, I32, I64, U64, Bool, C64, C128, Str], |p, q| p != q
 );
 compare!(
     /// `x < y` elementwise. TF equivalent: `tf.math.less`.
@@ -91,7 +92,7 @@ pub fn where_(condition: &Tensor, x: &Tensor, y: &Tensor) -> Result<Tensor> {
     let c = bools("SelectV2", condition)?;
     // Every dtype (TF's SelectV2 takes all types): pure selection, no arithmetic.
     macro_rules! select {
-        ($($dt:ident),*) => {
+        ([$($dt:ident),*]) => {
             match (x.data(), y.data()) {
                 $((Data::$dt(a), Data::$dt(b)) => Data::$dt(
                     zip3("SelectV2", c, a, b, |k, p, q| if k { p } else { q })?.into_shared(),
@@ -100,7 +101,7 @@ pub fn where_(condition: &Tensor, x: &Tensor, y: &Tensor) -> Result<Tensor> {
             }
         };
     }
-    let out = select!(F16, F32, F64, I8, I16, I32, I64, U8, U16, U32, U64, Bool, C64, C128);
+    let out = all_dtypes!(select!());
     let out = Tensor::new(out);
     record(Select, &[condition, x, y], &[&out])?;
     Ok(out)

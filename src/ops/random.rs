@@ -243,6 +243,23 @@ impl RandFloat for f32 {
         self - b
     }
 }
+impl RandFloat for half::bf16 {
+    fn of(v: f64) -> Self {
+        half::bf16::from_f32(v as f32)
+    }
+    fn unit(rng: &mut StdRng) -> Self {
+        // 7 mantissa bits, as TF's bfloat16 uniform.
+        half::bf16::from_f32((rng.random::<u32>() >> 25) as f32 * (1.0 / 128.0))
+    }
+    fn mul_add(self, a: Self, b: Self) -> Self {
+        // Computed in float32 and rounded after each operation.
+        let p = half::bf16::from_f32(f32::from(self) * f32::from(a));
+        half::bf16::from_f32(f32::from(p) + f32::from(b))
+    }
+    fn sub(self, b: Self) -> Self {
+        half::bf16::from_f32(f32::from(self) - f32::from(b))
+    }
+}
 impl RandFloat for f16 {
     fn of(v: f64) -> Self {
         f16::from_f64(v)
@@ -290,6 +307,10 @@ macro_rules! by_float {
                 type $T = f32;
                 $body
             }
+            DType::BF16 => {
+                type $T = half::bf16;
+                $body
+            }
             DType::F64 => {
                 type $T = f64;
                 $body
@@ -297,7 +318,7 @@ macro_rules! by_float {
             d => Err(Error::dtype(
                 $op,
                 format!(
-                    "dtype must be a floating point type (float16, float32, float64), got {}",
+                    "dtype must be a floating point type (float16, bfloat16, float32, float64), got {}",
                     d.name()
                 ),
             )),

@@ -125,11 +125,12 @@ pub(crate) fn remap(
             ),
         ));
     }
-    let out = Tensor::new(map_pair!(names.0, x.data(), fill.data(),
-    [F16, F32, F64, I8, I16, I32, I64, U8, U16, U32, U64, Bool, C64, C128], a, f => {
-        let f = *f.iter().next().ok_or_else(|| Error::Internal("a scalar has an element".into()))?;
-        remap_kernel(a, &idx, f, &maps.shape)?
-    }));
+    let out = Tensor::new(
+        all_dtypes!(map_pair!(names.0, x.data(), fill.data(),) then (, a, f => {
+            let f = *f.iter().next().ok_or_else(|| Error::Internal("a scalar has an element".into()))?;
+            remap_kernel(a, &idx, f, &maps.shape)?
+        })),
+    );
     record(
         Remap {
             names,

@@ -4,8 +4,14 @@
 //! TF; numpy arrays keep their dtype; nested lists go through `numpy.asarray`. A
 //! dtype hint (the other operand's dtype) converts Python values and numpy arrays,
 //! never tensors.
+//!
+//! `str` and `bytes` (and numpy text or object arrays of them) become `string`
+//! tensors; `.numpy()` of one gives `bytes` (an array of dtype object), as TF. A
+//! `bfloat16` tensor's `.numpy()` is an `ml_dtypes.bfloat16` array when `ml_dtypes`
+//! (TF's own dependency) can be imported, else `float32` (every `bfloat16` value is
+//! exact there); `ml_dtypes.bfloat16` arrays convert back to `bfloat16`.
 
-use half::f16;
+use half::{bf16, f16};
 use ndarray::ArrayD;
 use num_complex::{Complex32, Complex64};
 use numpy::{
@@ -13,11 +19,11 @@ use numpy::{
 };
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyComplex, PyFloat, PyInt, PyList, PyTuple};
+use pyo3::types::{PyBool, PyComplex, PyFloat, PyInt, PyList, PyStringMethods, PyTuple};
 
 use super::tensor::PyTensor;
 use super::variable::PyVariable;
-use crate::dtype::DType;
+use crate::dtype::{DType, TStr};
 use crate::ops;
 use crate::tensor::Tensor;
 
@@ -85,6 +91,25 @@ pub(crate) fn convert_value(ob: &Bound<'_, PyAny>, hint: Option<DType>) -> PyRes
 }
 
 fn convert_value_untraced(ob: &Bound<'_, PyAny>, hint: Option<DType>) -> PyResult<Tensor> {
+    // Text is a string (a numeric hint is TF's TypeError); a number next to a string stays a number
+    // (the op then says, as TF, that it expected a string tensor).
+    let text =
+        ob.is_instance_of::<pyo3::types::PyBytes>() || ob.is_instance_of::<pyo3::types::PyString>();
+    if let (true, Some(d)) = (text, hint.filter(|d| *d != DType::Str)) {
+        // TF's conversion error: text asked to be a number.
+        return Err(PyTypeError::new_err(format!(
+            "Cannot convert {} to EagerTensor of dtype {}",
+            ob.repr()?,
+            d.name()
+        )));
+    }
+    if let Ok(b) = ob.cast::<pyo3::types::PyBytes>() {
+        return Ok(Tensor::scalar(TStr::new(b.as_bytes())));
+    }
+    if let Ok(s) = ob.cast::<pyo3::types::PyString>() {
+        return Ok(Tensor::scalar(TStr::new(s.to_cow()?.as_bytes())));
+    }
+    let hint = hint.filter(|d| *d != DType::Str);
     if ob.is_instance_of::<PyBool>() {
         let b: bool = ob.extract()?;
         return Ok(match hint {
@@ -308,6 +333,32 @@ fn fits_i32(t: &Tensor) -> bool {
         .unwrap_or(false)
 }
 
+/// Every dtype with a numpy twin in numpy itself (all but `bfloat16` and `string`).
+macro_rules! numpy_dtypes {
+    ($m:ident ! ($($pre:tt)*)) => {
+        $m!($($pre)* [F16, F32, F64, I8, I16, I32, I64, U8, U16, U32, U64, Bool, C64, C128])
+    };
+}
+
+/// `dispatch!` over the dtypes numpy itself has; `bfloat16` and `string` (which
+/// callers convert before) raise `TypeError`.
+macro_rules! np_dispatch {
+    (@ $data:expr, $a:ident => $body:expr, [$($dt:ident),*]) => {
+        match $data {
+            $(crate::tensor::Data::$dt($a) => $body,)*
+            d => {
+                return Err(PyTypeError::new_err(format!(
+                    "a {} tensor has no numpy buffer to share",
+                    d.dtype()
+                )))
+            }
+        }
+    };
+    ($data:expr, $a:ident => $body:expr) => {
+        numpy_dtypes!(np_dispatch!(@ $data, $a => $body,))
+    };
+}
+
 macro_rules! from_np {
     ($a:expr, $($t:ty),*) => {$(
         if let Ok(x) = $a.cast::<PyArrayDyn<$t>>() {
@@ -354,11 +405,13 @@ pub(crate) fn from_numpy(a: &Bound<'_, PyUntypedArray>) -> PyResult<Tensor> {
         (b'f', 8) => "float64",
         (b'c', 8) => "complex64",
         (b'c', 16) => "complex128",
-        (b'U' | b'S' | b'O' | b'T', _) => {
-            return Err(PyTypeError::new_err(format!(
-                "Cannot convert a numpy array of dtype {dtype} to a gradtape Tensor: \
-                 gradtape has no string dtype (TF's tf.string is not implemented)"
-            )))
+        (b'U' | b'S' | b'O' | b'T', _) => return from_numpy_text(a),
+        (b'V', 2) if dtype.getattr("name")?.extract::<String>()? == "bfloat16" => {
+            // ml_dtypes.bfloat16: the same 16 bits.
+            let bits = a.call_method1("view", ("uint16",))?;
+            let bits = from_numpy(bits.cast::<PyUntypedArray>()?)?;
+            let a = bits.array::<u16>()?;
+            return Ok(Tensor::from_array(a.map(|&b| bf16::from_bits(b))));
         }
         _ => {
             return Err(PyTypeError::new_err(format!(
@@ -375,6 +428,60 @@ pub(crate) fn from_numpy(a: &Bound<'_, PyUntypedArray>) -> PyResult<Tensor> {
     Err(PyTypeError::new_err(format!(
         "Cannot convert a numpy array of dtype {dtype} to a gradtape Tensor"
     )))
+}
+
+/// A numpy array of `str` (`U`), `bytes` (`S`) or objects that are all `str` or
+/// `bytes` as a `string` tensor (`str` encoded as UTF-8, as TF does).
+fn from_numpy_text(a: &Bound<'_, PyUntypedArray>) -> PyResult<Tensor> {
+    let shape = a.shape().to_vec();
+    let items = a.call_method0("ravel")?.call_method0("tolist")?;
+    let mut v = Vec::with_capacity(a.len());
+    for x in items.try_iter()? {
+        let x = x?;
+        if let Ok(b) = x.cast::<pyo3::types::PyBytes>() {
+            v.push(TStr::new(b.as_bytes()));
+        } else if let Ok(s) = x.cast::<pyo3::types::PyString>() {
+            v.push(TStr::new(s.to_cow()?.as_bytes()));
+        } else {
+            return Err(PyTypeError::new_err(format!(
+                "Cannot convert a numpy array of dtype {} holding {} to a gradtape Tensor: \
+                 only str and bytes objects make a string tensor",
+                a.dtype(),
+                x.get_type().name()?
+            )));
+        }
+    }
+    Ok(Tensor::from_vec(v, &shape)?)
+}
+
+/// A `string` tensor as a numpy array of `bytes` objects (dtype object).
+fn text_to_numpy<'py>(
+    py: Python<'py>,
+    a: &ndarray::ArcArray<TStr, ndarray::IxDyn>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let np = py.import("numpy")?;
+    let out = np.call_method1("empty", (a.shape().to_vec(), "object"))?;
+    let flat = out.call_method0("ravel")?;
+    for (i, s) in a.iter().enumerate() {
+        flat.set_item(i, pyo3::types::PyBytes::new(py, s.as_bytes()))?;
+    }
+    Ok(out)
+}
+
+/// A `bfloat16` tensor as an `ml_dtypes.bfloat16` array (TF's `.numpy()`), or as
+/// `float32` when `ml_dtypes` is not installed.
+fn bf16_to_numpy<'py>(
+    py: Python<'py>,
+    a: &ndarray::ArcArray<bf16, ndarray::IxDyn>,
+) -> PyResult<Bound<'py, PyAny>> {
+    match py.import("ml_dtypes") {
+        Ok(ml) => {
+            let bits = a.map(|v| v.to_bits());
+            let arr = PyArrayDyn::from_owned_array(py, bits).into_any();
+            arr.call_method1("view", (ml.getattr("bfloat16")?,))
+        }
+        Err(_) => Ok(PyArrayDyn::from_owned_array(py, a.map(|v| f32::from(*v))).into_any()),
+    }
 }
 
 /// numpy's limit: the product of an array's non-zero dimensions times its item size
@@ -409,7 +516,11 @@ pub(crate) fn to_numpy<'py>(py: Python<'py>, t: &Tensor) -> PyResult<Bound<'py, 
     ) -> crate::Result<ArrayD<T>> {
         crate::kernels::elementwise::to_standard(&a.view(), a.shape())
     }
-    Ok(dispatch!(t.data(), a => PyArrayDyn::from_owned_array(py, owned(a)?).into_any()))
+    Ok(match t.data() {
+        crate::tensor::Data::Str(a) => text_to_numpy(py, a)?,
+        crate::tensor::Data::BF16(a) => bf16_to_numpy(py, a)?,
+        d => np_dispatch!(d, a => PyArrayDyn::from_owned_array(py, owned(a)?).into_any()),
+    })
 }
 
 /// Keeps a tensor's storage alive for numpy arrays that view it.
@@ -423,11 +534,15 @@ pub(crate) struct Storage {
 /// for as long as numpy holds the view.
 pub(crate) fn numpy_view<'py>(py: Python<'py>, t: &Tensor) -> PyResult<Bound<'py, PyAny>> {
     check_numpy_size(t)?;
+    if matches!(t.dtype(), DType::Str | DType::BF16) {
+        // No numpy dtype to view the storage as: a copy.
+        return to_numpy(py, t);
+    }
     let keep = Bound::new(py, Storage { _t: t.clone() })?.into_any();
     // SAFETY: the arrays borrowed below live in `t`'s shared buffers, which `keep`
     // (a clone of `t`) owns until numpy drops the view.
     let arr =
-        unsafe { dispatch!(t.data(), a => PyArrayDyn::borrow_from_array(a, keep).into_any()) };
+        unsafe { np_dispatch!(t.data(), a => PyArrayDyn::borrow_from_array(a, keep).into_any()) };
     // SAFETY: `arr` is a freshly created ndarray object; clearing a flag bit is how
     // numpy's own `setflags(write=False)` marks it read-only.
     unsafe {
@@ -454,6 +569,7 @@ pub(crate) fn _fresh_buffer<'py>(
             match dt {
                 $(DType::$d => Tensor::from_array(crate::size::try_full::<$t>(
                     "FreshBuffer", &shape, <$t>::default())?),)*
+                d => return Err(crate::error::Error::unsupported("FreshBuffer", d).into()),
             }
         };
     }
@@ -467,7 +583,7 @@ pub(crate) fn _fresh_buffer<'py>(
     // shown to any code yet: the engine reads it only after the caller's writes
     // through this view are done (see above), so no read races a write.
     let arr =
-        unsafe { dispatch!(t.data(), a => PyArrayDyn::borrow_from_array(a, keep).into_any()) };
+        unsafe { np_dispatch!(t.data(), a => PyArrayDyn::borrow_from_array(a, keep).into_any()) };
     Ok((PyTensor::from(t), arr))
 }
 
@@ -480,13 +596,15 @@ pub(crate) fn _fresh_copy<'py>(
     t: PyRef<'py, PyTensor>,
 ) -> PyResult<(PyTensor, Bound<'py, PyAny>)> {
     let src = t.t.clone();
-    let copy = dispatch!(src.data(), a => Tensor::from_array(a.as_standard_layout().into_owned()));
+    let copy =
+        np_dispatch!(src.data(), a => Tensor::from_array(a.as_standard_layout().into_owned()));
     check_numpy_size(&copy)?;
     let keep = Bound::new(py, Storage { _t: copy.clone() })?.into_any();
     // SAFETY: as in `_fresh_buffer`: the array views `copy`'s new standard-layout
     // buffer, kept alive by `keep`; no code has seen the tensor yet.
-    let arr =
-        unsafe { dispatch!(copy.data(), a => PyArrayDyn::borrow_from_array(a, keep).into_any()) };
+    let arr = unsafe {
+        np_dispatch!(copy.data(), a => PyArrayDyn::borrow_from_array(a, keep).into_any())
+    };
     Ok((PyTensor::from(copy), arr))
 }
 

@@ -83,8 +83,11 @@ unsafe extern "C" fn capsule_destructor(cap: *mut ffi::PyObject) {
 }
 
 fn data_type(dt: DType) -> DLDataType {
-    // kDLInt 0, kDLUInt 1, kDLFloat 2, kDLComplex 5, kDLBool 6.
+    // kDLInt 0, kDLUInt 1, kDLFloat 2, kDLBfloat 4, kDLComplex 5, kDLBool 6
+    // (`string` never gets here: `to_capsule` refuses it).
     let code = match dt {
+        DType::BF16 => 4,
+        DType::Str => 0,
         DType::I8 | DType::I16 | DType::I32 | DType::I64 => 0,
         DType::U8 | DType::U16 | DType::U32 | DType::U64 => 1,
         DType::F16 | DType::F32 | DType::F64 => 2,
@@ -115,6 +118,12 @@ pub(crate) fn to_capsule<'py>(py: Python<'py>, t: &Tensor) -> PyResult<Bound<'py
         Data::Bool(a) => (a.as_ptr().cast(), dims(a.shape()), dims_i(a.strides())),
         Data::C64(a) => (a.as_ptr().cast(), dims(a.shape()), dims_i(a.strides())),
         Data::C128(a) => (a.as_ptr().cast(), dims(a.shape()), dims_i(a.strides())),
+        Data::BF16(a) => (a.as_ptr().cast(), dims(a.shape()), dims_i(a.strides())),
+        Data::Str(_) => {
+            return Err(pyo3::exceptions::PyTypeError::new_err(
+                "DLPack has no string dtype: a string tensor cannot be exported",
+            ))
+        }
     };
     let mut holder = Box::new(Holder {
         managed: DLManagedTensor {
@@ -163,13 +172,11 @@ fn dims_i(s: &[isize]) -> Vec<i64> {
 /// A tensor with storage of its own (`__dlpack__(copy=True)`).
 pub(crate) fn deep_copy(t: &Tensor) -> Tensor {
     macro_rules! own {
-        ($($v:ident),*) => {
+        ([$($v:ident),*]) => {
             match t.data() {
                 $(Data::$v(a) => Data::$v(a.to_owned().into_shared()),)*
             }
         };
     }
-    Tensor::new(own!(
-        F16, F32, F64, I8, I16, I32, I64, U8, U16, U32, U64, Bool, C64, C128
-    ))
+    Tensor::new(all_dtypes!(own!()))
 }

@@ -57,7 +57,8 @@ impl PyDType {
     fn is_quantized(&self) -> bool {
         false
     }
-    /// Always `True`: every gradtape dtype has a numpy twin.
+    /// Always `True`: every gradtape dtype has a numpy twin (`bfloat16`'s is
+    /// `ml_dtypes.bfloat16`, `string`'s is `object`).
     /// TF equivalent: `DType.is_numpy_compatible`.
     #[getter]
     fn is_numpy_compatible(&self) -> bool {
@@ -109,9 +110,16 @@ impl PyDType {
             dt: self.dt.real_dtype(),
         }
     }
-    /// The matching numpy dtype. TF equivalent: `DType.as_numpy_dtype`.
+    /// The matching numpy dtype (`string`: `object`; `bfloat16`:
+    /// `ml_dtypes.bfloat16`, which needs `ml_dtypes`, as in TF). TF equivalent:
+    /// `DType.as_numpy_dtype`.
     #[getter]
     fn as_numpy_dtype<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        match self.dt {
+            DType::Str => return py.import("builtins")?.getattr("object"),
+            DType::BF16 => return py.import("ml_dtypes")?.getattr("bfloat16"),
+            _ => {}
+        }
         py.import("numpy")?
             .call_method1("dtype", (self.dt.name(),))?
             .getattr("type")

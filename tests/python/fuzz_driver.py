@@ -327,6 +327,12 @@ class Gen:
         try:
             if 0 in shape:
                 return gt.zeros(shape, dtype=dt)
+            if dt == gt.string:
+                # Text tensors (issue 16): the fuzzer's strings, in the drawn shape.
+                n = int(np.prod(shape)) if shape else 1
+                texts = np.empty(n, dtype=object)
+                texts[:] = [self.string().encode() for _ in range(n)]
+                return gt.constant(texts.reshape(shape))
             vals = self.np_array(shape)
             with np.errstate(all="ignore"):
                 vals = np.asarray(vals, dtype=np.float64) if vals.dtype.kind in "OUM" else vals

@@ -123,14 +123,14 @@ def test_byte_count_overflow_is_resource_exhausted():
     "fn",
     [
         lambda: gt.exp("a"),
-        lambda: gt.constant(np.array(["a"])),
+        lambda: gt.constant(np.array([1, "a"], dtype=object)),  # text and numbers
         lambda: gt.cast(gt.ones((2,)), "nope"),
         lambda: gt.ones((2,), dtype="foo"),
         lambda: gt.constant(2**70),
         lambda: gt.exp(gt.constant(1)),  # Exp has no int32 kernel
         lambda: gt.constant(True) + gt.constant(False),
         lambda: gt.ones((2, 3))["a"],
-        lambda: gt.Variable("s"),
+        lambda: gt.Variable(gt.constant("s")) * "t",  # string tensors have no math
     ],
 )
 def test_wrong_types_raise_type_error(fn):

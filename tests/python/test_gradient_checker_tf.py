@@ -15,7 +15,6 @@ import gradtape as gt
 
 NOT_PORTED = {
     "testSparseTensorReshape": "no SparseTensor / sparse_ops.sparse_reshape in gradtape",
-    "testBfloat16": "no bfloat16 dtype in gradtape",
 }
 
 
@@ -75,6 +74,14 @@ def test_add_simple():
     theoretical, numerical = gt.test.compute_gradient(lambda x1: gt.add(x1, x2), [x1])
     assert max_error(theoretical, numerical) < 1e-4
     assert theoretical[0].shape == (6, 6)
+
+
+def test_bfloat16():
+    x1 = gt.constant(2.0, dtype="bfloat16")
+    x2 = gt.constant(3.0, dtype="bfloat16")
+    # bfloat16 keeps 8 significant bits: a large delta and a loose bound, as TF's test.
+    theoretical, numerical = gt.test.compute_gradient(lambda x1: gt.add(x1, x2), [x1], delta=0.1)
+    assert max_error(theoretical, numerical) < 0.07
 
 
 def test_add_customized():

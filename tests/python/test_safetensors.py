@@ -117,7 +117,8 @@ BAD = {
     "size does not match shape": _file({"a": {"dtype": "F32", "shape": [3], "data_offsets": [0, 8]}}, b"\0" * 8),
     "hostile shape": _file({"a": {"dtype": "F32", "shape": [2**62, 2**62], "data_offsets": [0, 8]}}, b"\0" * 8),
     "unknown dtype": _file({"a": {"dtype": "Q7", "shape": [1], "data_offsets": [0, 1]}}, b"\0"),
-    "bf16": _file({"a": {"dtype": "BF16", "shape": [1], "data_offsets": [0, 2]}}, b"\0\0"),
+    # An 8-bit float: gradtape has no such dtype (BF16 loads as bfloat16, issue 16).
+    "f8": _file({"a": {"dtype": "F8_E4M3", "shape": [1], "data_offsets": [0, 1]}}, b"\0"),
     "bool byte 2": _file({"a": {"dtype": "BOOL", "shape": [1], "data_offsets": [0, 1]}}, b"\x02"),
     "trailing bytes": _file({"a": {"dtype": "U8", "shape": [1], "data_offsets": [0, 1]}}, b"\0\0"),
     "complex128 mark on a bad shape": _file(
