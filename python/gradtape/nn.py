@@ -38,3 +38,8 @@ swish = silu
 __all__ += [
     "embedding_lookup", "swish",
 ]
+
+# issue 14 (_mathx.py): TF's tf.nn aliases of these tf.math functions
+from ._mathx import in_top_k, top_k, zero_fraction  # noqa: E402
+
+__all__ += ["in_top_k", "top_k", "zero_fraction"]
