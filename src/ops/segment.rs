@@ -186,10 +186,16 @@ pub fn top_k_indices(x: &Tensor, k: usize, sorted: bool) -> Result<Tensor> {
             format!("input must have at least k columns. Had {n}, needed {k}"),
         ));
     }
-    let rows = if n == 0 { 0 } else { x.size() / n };
+    let rows = x.size().checked_div(n).unwrap_or(0);
+    let mut shape = x.shape().to_vec();
+    *shape.last_mut().expect("rank >= 1") = k;
+    if rows == 0 || k == 0 {
+        crate::size::check_shape(OP, &shape, DType::I32)?;
+        return Tensor::from_vec(Vec::<i32>::new(), &shape);
+    }
     let v: Vec<f64> = cast(x, DType::F64)?.to_vec::<f64>()?;
-    let mut out: Vec<i32> = Vec::with_capacity(rows * k);
-    let mut order: Vec<usize> = Vec::with_capacity(n);
+    let mut out: Vec<i32> = crate::size::try_vec(OP, rows * k)?;
+    let mut order: Vec<usize> = crate::size::try_vec(OP, n)?;
     for r in 0..rows {
         let row = &v[r * n..(r + 1) * n];
         order.clear();
@@ -213,8 +219,6 @@ pub fn top_k_indices(x: &Tensor, k: usize, sorted: bool) -> Result<Tensor> {
         }
         out.extend(top.iter().map(|&i| i as i32));
     }
-    let mut shape = x.shape().to_vec();
-    *shape.last_mut().expect("rank >= 1") = k;
     Tensor::from_vec(out, &shape)
 }
 
@@ -400,7 +404,10 @@ impl Op for SegmentReduce {
             Reduce::Max | Reduce::Min => {
                 let sel = logical_and(&equal(x, &gather(y, &at, Some(0), 0)?)?, &keep)?;
                 let self_f = cast(&sel, x.dtype())?;
+                // An empty segment's count (0) is never gathered back: 1 there keeps the
+                // division (and forward mode's transpose of it) finite.
                 let count = sum_by(&self_f)?;
+                let count = crate::ops::maximum(&count, &ones_like(&count)?)?;
                 let w = divide(dy, &count)?;
                 let gw = gather_kept(&w, b)?;
                 where_(&sel, &gw, &zeros_like(&gw)?)?
@@ -690,8 +697,8 @@ pub(super) mod python {
         unsorted_segment_mean, "UnsortedSegmentMean"
     );
     unsorted!(
-        /// Sums by segment divided by the square root of each segment's size. TF
-        /// equivalent: ``tf.math.unsorted_segment_sqrt_n``.
+        /// Sums by segment divided by the square root of each segment's size.
+        /// TF equivalent: ``tf.math.unsorted_segment_sqrt_n``.
         ///
         /// >>> print(gt.math.unsorted_segment_sqrt_n(gt.constant([3.0, 1.0]), [0, 0], 1))
         /// gt.Tensor([2.828427], shape=(1,), dtype=float32)
@@ -717,8 +724,8 @@ pub(super) mod python {
         };
     }
     sorted!(
-        /// Sums of ``data``'s rows by sorted ``segment_ids`` (1-D, non-decreasing). TF
-        /// equivalent: ``tf.math.segment_sum``.
+        /// Sums of ``data``'s rows by sorted ``segment_ids`` (1-D, non-decreasing).
+        /// TF equivalent: ``tf.math.segment_sum``.
         ///
         /// >>> print(gt.math.segment_sum(gt.constant([1.0, 2.0, 3.0]), [0, 0, 2]))
         /// gt.Tensor([3. 0. 3.], shape=(3,), dtype=float32)
@@ -792,8 +799,8 @@ pub(super) mod python {
         unsorted_segment_min, "UnsortedSegmentMin", Min
     );
     reduce_unsorted!(
-        /// Products of ``data``'s slices by segment (1 for an empty segment). TF
-        /// equivalent: ``tf.math.unsorted_segment_prod``.
+        /// Products of ``data``'s slices by segment (1 for an empty segment).
+        /// TF equivalent: ``tf.math.unsorted_segment_prod``.
         ///
         /// >>> print(gt.math.unsorted_segment_prod(gt.constant([2.0, 5.0, 3.0]), [1, 0, 1], 2))
         /// gt.Tensor([5. 6.], shape=(2,), dtype=float32)

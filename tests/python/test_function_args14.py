@@ -62,12 +62,16 @@ def test_one_hot_depth_computed_in_the_trace():
 
 
 def test_while_loop_outputs_connect_to_every_loop_input_in_a_function():
-    # TF 2.21 in a tf.function: d a / d y = 0 and d b / d x = 0 (not None).
+    # TF 2.21 in a tf.function: d a / d y = 0 and d b / d x = 0 (not None). (A loop whose
+    # condition is a Python value is unrolled by the trace, as eagerly: see
+    # gt.while_loop's docstring.)
     @gt.function
     def f(x, y):
         with gt.GradientTape(persistent=True) as t:
             t.watch([x, y])
-            _, a, b = gt.while_loop(lambda i, a, b: i < 3, lambda i, a, b: (i + 1, a * 2.0, b), [0, x, y])
+            _, a, b = gt.while_loop(
+                lambda i, a, b: i < 3, lambda i, a, b: (i + 1, a * 2.0, b), [gt.constant(0), x, y]
+            )
         return t.gradient(a, [x, y]), t.gradient(b, [x, y])
 
     (ax, ay), (bx, by) = f(gt.constant(2.0), gt.constant(3.0))
@@ -79,3 +83,19 @@ def test_while_loop_outputs_connect_to_every_loop_input_in_a_function():
         t.watch([x, y])
         _, a, _ = gt.while_loop(lambda i, a, b: i < 3, lambda i, a, b: (i + 1, a * 2.0, b), [0, x, y])
     assert t.gradient(a, y) is None
+
+
+def test_while_loop_zero_iterations_and_outer_tape_in_a_function():
+    @gt.function
+    def g(x, y, n):
+        _, a, b = gt.while_loop(lambda i, a, b: i < n, lambda i, a, b: (i + 1, a * 2.0, b), [gt.constant(0), x, y])
+        return a, b
+
+    x, y = gt.constant(2.0), gt.constant(3.0)
+    for n, da in [(3, 8.0), (0, 1.0)]:
+        with gt.GradientTape(persistent=True) as t:
+            t.watch([x, y])
+            a, b = g(x, y, gt.constant(n))
+        ax, ay = t.gradient(a, [x, y])
+        bx, by = t.gradient(b, [x, y])
+        assert (float(ax), float(ay), float(bx), float(by)) == (da, 0.0, 0.0, 1.0)
