@@ -8,6 +8,7 @@ run the graph: no Python runs per op, the GIL is released, and tapes record the 
 as they would eagerly, so gradients through a call are the eager ones.
 """
 
+import collections
 import functools
 import inspect
 import threading
@@ -306,7 +307,7 @@ class Function:
         """The arguments bound to the parameters, defaults applied: ``(args, kwargs)``
         with every parameter positional where it can be."""
         if self._signature is None:
-            return args, kwargs
+            return _wrap_slices((args, kwargs))
         try:
             bound = self._signature.bind(*args, **kwargs)
         except TypeError as e:
@@ -316,7 +317,7 @@ class Function:
         # A native function's signature shows some defaults as `...`: leave those out.
         for k in [k for k, v in bound.arguments.items() if v is Ellipsis and k not in given]:
             del bound.arguments[k]
-        return tuple(bound.args), dict(bound.kwargs)
+        return _wrap_slices((tuple(bound.args), dict(bound.kwargs)))
 
     def _signature_args(self, args, kwargs):
         """With an input signature: the arguments checked against it."""
@@ -481,7 +482,7 @@ class Function:
             new_flat = list(flat)
             for i, p in zip(positions, placeholders):
                 new_flat[i] = p
-            a, kw = _nest.pack_sequence_as((args, kwargs), new_flat)
+            a, kw = _unwrap_slices(_nest.pack_sequence_as((args, kwargs), new_flat))
             out = func(*a, **kw)
             leaves = _nest.flatten(out)
             is_t = []
@@ -513,6 +514,42 @@ class Function:
 
     def __repr__(self):
         return f"<gt.function {self._name}>"
+
+
+class _SlicesArg(collections.namedtuple("_SlicesArg", ["values", "indices", "dense_shape"])):
+    """A ``gt.IndexedSlices`` argument as its component tensors, which the trace takes
+    as inputs (TF passes a composite tensor's components); rebuilt for the traced
+    function by ``_unwrap_slices``."""
+
+    __slots__ = ()
+
+
+def _wrap_slices(x):
+    """``x`` with each ``IndexedSlices`` leaf as a ``_SlicesArg``: its values and
+    indices tensors (inputs of the trace) and its dense shape as Python ints (a static
+    shape, part of the trace's key, as a tensor's shape is)."""
+
+    def wrap(v):
+        if not isinstance(v, IndexedSlices):
+            return v
+        shape = None if v.dense_shape is None else tuple(int(d) for d in _np.asarray(v.dense_shape).reshape(-1))
+        return _SlicesArg(v.values, v.indices, shape)
+
+    return _nest.map_structure(wrap, x)
+
+
+def _unwrap_slices(x):
+    """The inverse of ``_wrap_slices``."""
+    if isinstance(x, _SlicesArg):
+        return IndexedSlices(*x)
+    if isinstance(x, dict):
+        vals = {k: _unwrap_slices(v) for k, v in x.items()}
+        return vals if type(x) is dict else type(x)(vals.items())
+    if _nest._is_namedtuple(x):
+        return type(x)(*[_unwrap_slices(v) for v in x])
+    if isinstance(x, (list, tuple)):
+        return type(x)(_unwrap_slices(v) for v in x)
+    return x
 
 
 class _SlicesOutput:

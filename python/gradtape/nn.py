@@ -56,3 +56,7 @@ __all__ += [
     "local_response_normalization", "log_poisson_loss", "lrn", "moments", "normalize_moments",
     "space_to_depth", "weighted_cross_entropy_with_logits", "weighted_moments",
 ]
+# issue 14 (_mathx.py): TF's tf.nn aliases of these tf.math functions
+from ._mathx import in_top_k, top_k, zero_fraction  # noqa: E402
+
+__all__ += ["in_top_k", "top_k", "zero_fraction"]

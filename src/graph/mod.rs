@@ -428,7 +428,7 @@ impl Graph {
     }
 }
 
-/// TF's `If` op takes every tensor its branches read as an input, so its outputs are
+/// TF's `If` op (and `While`, see `run_node`) takes every tensor its branches read as an input, so its outputs are
 /// connected to all of them whichever branch runs: an input the taken branch does not
 /// use gets a zero gradient and gives a zero tangent, not `None`. An output the branch
 /// computed without an input is made to depend on it with a zero term (the sum of an
@@ -486,6 +486,12 @@ fn run_node(node: &Node, ins: &[Tensor]) -> Result<Vec<Tensor>> {
                 args.extend(extra.iter().cloned());
                 let c = cond.run_unchecked(&args)?;
                 if !truth(&c[0], "while_loop")? {
+                    // TF's `While` takes every loop variable and captured tensor as an
+                    // input: each output is connected to all of them (a zero gradient,
+                    // not None, for one it does not depend on), as for `If`.
+                    if crate::tape::any_active() {
+                        return connect_cond_outputs(vars, ins);
+                    }
                     return Ok(vars);
                 }
                 crate::interrupt::check()?;

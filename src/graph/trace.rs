@@ -652,6 +652,12 @@ pub(super) fn while_loop(
         .iter()
         .map(crate::ops::identity)
         .collect::<Result<_>>()?;
+    // As when the graph runs (TF's While): the outputs depend on every input.
+    let outs = if crate::tape::any_active() {
+        super::connect_cond_outputs(outs, &args)?
+    } else {
+        outs
+    };
     let mut inputs: Vec<&Tensor> = vars.iter().collect();
     inputs.extend(outer.iter());
     push_node(

@@ -752,6 +752,31 @@ pub(crate) fn one_hot_node(
     }
 }
 
+/// The computation of a traced `gt.one_hot` whose depth is a tensor of the trace: its
+/// inputs are those of [`one_hot_node`], then the depth (a non-negative integer scalar).
+pub(crate) fn one_hot_depth_node(
+    axis: isize,
+    dt: crate::dtype::DType,
+    has_on: bool,
+    has_off: bool,
+) -> impl Fn(&[Tensor]) -> Result<Tensor> + Send + Sync + 'static {
+    move |xs: &[Tensor]| {
+        let (d, rest) = xs
+            .split_last()
+            .ok_or_else(|| Error::Internal("OneHotDepth: no inputs".into()))?;
+        let depth = match d.to_i64_scalar() {
+            Some(v) if v >= 0 && d.dtype().is_integer() => v as usize,
+            _ => {
+                return Err(Error::invalid(
+                    "OneHot",
+                    "depth must be a non-negative integer scalar",
+                ))
+            }
+        };
+        one_hot_node(depth, axis, dt, has_on, has_off)(rest)
+    }
+}
+
 /// The computation of a traced `x[...]`: `template` with the scalar index tensors (the
 /// inputs after `x`) put at `places`.
 pub(crate) fn strided_slice_node(
@@ -804,6 +829,13 @@ pub(crate) mod saved {
             one_hot,
         )
         .inputs(1, 3),
+        OpDef::new(
+            "OneHotDepth",
+            2,
+            &["axis", "dtype", "has_on", "has_off"],
+            one_hot_depth,
+        )
+        .inputs(2, 4),
         OpDef::new("BooleanMask", 2, &["axis"], boolean_mask),
         OpDef::new(
             "StridedSlice",
@@ -850,6 +882,19 @@ pub(crate) mod saved {
             "inputs do not fit has_on and has_off",
         )?;
         Ok(one_out(super::one_hot_node(depth, axis, dt, on, off)))
+    }
+
+    fn one_hot_depth(a: &Attrs, n: usize) -> Result<Forward> {
+        let op = "OneHotDepth";
+        let axis: isize = get(op, a, "axis")?;
+        let dt = get_dtype(op, a, "dtype")?;
+        let (on, off): (bool, bool) = (get(op, a, "has_on")?, get(op, a, "has_off")?);
+        ensure(
+            n == 2 + usize::from(on) + usize::from(off),
+            op,
+            "inputs do not fit has_on and has_off",
+        )?;
+        Ok(one_out(super::one_hot_depth_node(axis, dt, on, off)))
     }
 
     fn boolean_mask(a: &Attrs, _: usize) -> Result<Forward> {
@@ -954,7 +999,13 @@ pub(super) mod python {
     ) -> PyResult<PyTensor> {
         let _ = name;
         let i = to_tensor(indices, None)?;
-        let depth = int_arg(depth, "depth")?;
+        // A depth computed in a gt.function trace is read when the graph runs (an input).
+        let traced_depth = crate::python::convert::as_tensor(depth)
+            .filter(|t| crate::graph::is_tracing() && crate::graph::lookup(t));
+        let depth = match &traced_depth {
+            Some(_) => 0,
+            None => int_arg(depth, "depth")?,
+        };
         if depth < 0 {
             return Err(InvalidArgumentError::new_err(format!(
                 "depth must be non-negative, got: {depth}"
@@ -983,6 +1034,12 @@ pub(super) mod python {
         let axis = opt_axis(axis)?.unwrap_or(-1);
         let (has_on, has_off) = (on.is_some(), off.is_some());
         let xs: Vec<Tensor> = [i].into_iter().chain(on).chain(off).collect();
+        if let Some(d) = traced_depth {
+            let xs: Vec<Tensor> = xs.into_iter().chain([d]).collect();
+            let f = ops::one_hot_depth_node(axis, dt, has_on, has_off);
+            let key = || format!("{axis},{dt:?},{has_on},{has_off}");
+            return Ok(call_n(py, "OneHotDepth", key, &xs, f)?.into());
+        }
         let depth = depth as usize;
         let f = ops::one_hot_node(depth, axis, dt, has_on, has_off);
         let key = || format!("{depth},{axis},{dt:?},{has_on},{has_off}");

@@ -31,7 +31,10 @@ pub mod random;
 mod reduce;
 mod remap;
 mod reshape;
+#[macro_use]
 mod unary;
+mod segment;
+mod special;
 
 pub use binary::*;
 pub use complex::*;
@@ -48,6 +51,8 @@ pub use nondiff::*;
 pub use reduce::*;
 pub use remap::*;
 pub use reshape::*;
+pub use segment::*;
+pub use special::*;
 pub use unary::*;
 
 pub(crate) use crate::tape::stack::record;
@@ -66,6 +71,7 @@ pub(crate) const SAVED: &[&[crate::saved_model::OpDef]] = &[
     random::saved::SAVED,
     remap::saved::SAVED,
     reshape::saved::SAVED,
+    segment::saved::SAVED,
 ];
 
 /// Every family's Python functions (its `python` module's `expose!` table).
@@ -87,6 +93,8 @@ pub(crate) const PYTHON: &[crate::python::expose::Family] = &[
     family!(random),
     family!(remap),
     family!(reshape),
+    family!(segment),
+    family!(special),
     family!(unary),
 ];
 

@@ -35,4 +35,8 @@ pub const NOT_DIFFERENTIABLE: &[&str] = &[
     "Size",
     "Rank",
     "OneHot",
+    "IsFinite",
+    "IsNan",
+    "IsInf",
+    "Rint",
 ];

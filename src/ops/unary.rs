@@ -105,7 +105,7 @@ pub fn abs(x: &Tensor) -> Result<Tensor> {
 
 /// `log1p`, `asin`, `atan` and `sigmoid` element kernels: the real ones, and complex ones
 /// where the real formula does not carry over.
-trait Log1pFn: Copy {
+pub(crate) trait Log1pFn: Copy {
     fn log1p_(self) -> Self;
 }
 impl Log1pFn for f32 {
@@ -812,7 +812,7 @@ pub(super) mod python {
         ///
         /// >>> print(gt.nn.softsign(gt.constant([-1.0, 3.0])))
         /// gt.Tensor([-0.5   0.75], shape=(2,), dtype=float32)
-        unary softsign = ops::softsign, in [nn];
+        unary softsign = ops::softsign, in [math, nn];
         /// Elementwise complex conjugate (real tensors are returned unchanged). TF equivalent:
         /// ``tf.math.conj``.
         ///

@@ -60,6 +60,19 @@ const UNARY: &[(&str, UnaryFn)] = &[
     ("stop_gradient", ops::stop_gradient),
     ("tan", ops::tan),
     ("tanh", ops::tanh),
+    // issue 14's math ops (ops/special.rs)
+    ("acosh", ops::acosh),
+    ("asinh", ops::asinh),
+    ("atanh", ops::atanh),
+    ("erfc", ops::erfc),
+    ("lgamma", ops::lgamma),
+    ("digamma", ops::digamma_t),
+    ("log_sigmoid", ops::log_sigmoid),
+    ("reciprocal_no_nan", ops::reciprocal_no_nan),
+    ("is_finite", ops::is_finite),
+    ("is_nan", ops::is_nan),
+    ("is_inf", ops::is_inf),
+    ("rint", ops::rint),
 ];
 
 /// Elementwise binary ops (broadcasting) by their `gt` name.
@@ -87,6 +100,12 @@ const BINARY: &[(&str, BinaryFn)] = &[
     ("squared_difference", ops::squared_difference),
     ("subtract", ops::subtract),
     ("truediv", ops::truediv),
+    // issue 14's math ops (ops/special.rs)
+    ("xlogy", ops::xlogy),
+    ("xdivy", ops::xdivy),
+    ("xlog1py", ops::xlog1py),
+    ("divide_no_nan", ops::divide_no_nan),
+    ("polygamma", ops::polygamma_t),
 ];
 
 /// The attributes of a saved node, as `encode` makes them.

@@ -1554,6 +1554,184 @@ row("normalize", lambda x: gt.linalg.normalize(x, axis=-1)[0],
 row("logdet", lambda a: gt.linalg.logdet(_spd(a)), lambda a: np.linalg.slogdet(_np_spd(a))[1], [((3, 3),), ((2, 3, 3),)], dtypes=F32_64, complex=False)
 row("pinv", gt.linalg.pinv, np.linalg.pinv, [((2, 3),), ((3, 2),)], dtypes=F32_64,
     fwd_tol={**FORWARD_TOL, "float32": (1e-4, 1e-5)})
+# ----------------------------------------------------------------------------- issue 14's math ops
+def _np_digamma(x):
+    """ψ by the recurrence up to 20 and the asymptotic series there (an independent
+    reference for gt.math.digamma)."""
+    x = np.asarray(x, dtype=np.float64)
+    acc = np.zeros_like(x)
+    z = x.copy()
+    for _ in range(20):
+        acc -= 1.0 / z
+        z = z + 1.0
+    f = 1.0 / (z * z)
+    series = f * (-1 / 12 + f * (1 / 120 + f * (-1 / 252 + f * (1 / 240 + f * (-1 / 132)))))
+    return acc + np.log(z) - 0.5 / z + series
+
+
+def _np_hurwitz(s, q, n=30):
+    """ζ(s, q) by a direct sum of n terms and the Euler–Maclaurin tail."""
+    q = np.asarray(q, dtype=np.float64)
+    total = sum((q + k) ** -s for k in range(n))
+    z = q + n
+    tail = z ** (1 - s) / (s - 1) + 0.5 * z**-s
+    bern = [1 / 6, -1 / 30, 1 / 42, -1 / 30]
+    rising = s
+    for j, b in enumerate(bern, 1):
+        tail = tail + b / math.factorial(2 * j) * rising * z ** (-s - 2 * j + 1)
+        rising = rising * (s + 2 * j - 1) * (s + 2 * j)
+    return total + tail
+
+
+def _np_polygamma(n, x):
+    if n == 0:
+        return _np_digamma(x)
+    return (-1) ** (n + 1) * math.factorial(n) * _np_hurwitz(n + 1, x)
+
+
+def _np_xlogy(x, y):
+    return np.where(x == 0, 0.0, x * np.log(np.where(x == 0, 1.0, y)))
+
+
+row("acosh", gt.math.acosh, np.arccosh, sample=interval(1.2, 3.0))
+row("asinh", gt.asinh, np.arcsinh)
+row("atanh", gt.math.atanh, np.arctanh, sample=unit_open)
+row("erfc", gt.math.erfc, lambda x: 1.0 - _np_erf(x))
+row("lgamma", gt.math.lgamma, np.vectorize(math.lgamma, otypes=[np.float64]), sample=interval(0.3, 4.0))
+row(
+    "lgamma",
+    gt.math.lgamma,
+    np.vectorize(math.lgamma, otypes=[np.float64]),
+    sample=interval(-1.8, -1.2),
+    case="negative",
+    fwd_tol={**FORWARD_TOL, "float64": (1e-11, 1e-12)},
+)
+row("digamma", gt.math.digamma, _np_digamma, sample=interval(0.4, 4.0), fwd_tol={**FORWARD_TOL, "float64": (1e-11, 1e-12)})
+row("digamma", gt.math.digamma, _np_digamma, sample=interval(-1.8, -1.2), case="negative", fwd_tol={**FORWARD_TOL, "float64": (1e-11, 1e-12)})
+for _n in (1, 2):
+    row(
+        "polygamma",
+        (lambda n: lambda x: gt.math.polygamma(gt.constant(float(n), dtype=x.dtype), x))(_n),
+        (lambda n: lambda x: _np_polygamma(n, x))(_n),
+        sample=interval(0.5, 3.0),
+        dtypes=F32_64,
+        case=f"n={_n}",
+        fwd_tol={**FORWARD_TOL, "float64": (1e-11, 1e-12)},
+    )
+row("log_sigmoid", gt.math.log_sigmoid, lambda x: -np.logaddexp(0.0, -x), sample=interval(-4.0, 4.0))
+row("softsign", gt.math.softsign, lambda x: x / (1.0 + np.abs(x)), sample=away0, case="math")
+row("reciprocal_no_nan", gt.math.reciprocal_no_nan, np.reciprocal, sample=away0)
+row("xlogy", gt.math.xlogy, _np_xlogy, BINARY, sample=(away0, positive))
+row("xdivy", gt.math.xdivy, lambda x, y: np.where(x == 0, 0.0, x / y), BINARY, sample=(away0, away0))
+row("xlog1py", gt.math.xlog1py, lambda x, y: x * np.log1p(y), BINARY, sample=(away0, interval(-0.5, 2.0)))
+row("divide_no_nan", gt.math.divide_no_nan, np.divide, BINARY, sample=(normal, away0))
+row("scalar_mul", lambda x: gt.math.scalar_mul(2.5, x), lambda x: 2.5 * x)
+row("scalar_mul", lambda s, x: gt.scalar_mul(s, x), np.multiply, [((), (2, 3))], case="tensor")
+for _axis, _kd in [(None, False), (1, False), (0, True)]:
+    row(
+        "reduce_euclidean_norm",
+        (lambda a, k: lambda x: gt.math.reduce_euclidean_norm(x, axis=a, keepdims=k))(_axis, _kd),
+        (lambda a, k: lambda x: np.sqrt(np.sum(x * x, axis=a, keepdims=k)))(_axis, _kd),
+        MATRIX,
+        sample=away0,
+        complex=False,
+        case=f"axis={_axis},keepdims={_kd}",
+    )
+# (exclusive: the first output is -inf, which finite differences cannot take;
+# test_mathx.py checks its values and gradient)
+for _axis, _ex, _rev in [(0, False, False), (1, False, False), (1, False, True), (-1, False, True)]:
+    row(
+        "cumulative_logsumexp",
+        (lambda a, e, r: lambda x: gt.math.cumulative_logsumexp(x, axis=a, exclusive=e, reverse=r))(_axis, _ex, _rev),
+        (lambda a, e, r: lambda x: _np_cum_lse(x, a, e, r))(_axis, _ex, _rev),
+        MATRIX,
+        case=f"axis={_axis},exclusive={_ex},reverse={_rev}",
+    )
+
+
+def _np_cum_lse(x, axis, exclusive, reverse):
+    x = np.moveaxis(np.asarray(x, dtype=np.float64), axis, -1)
+    if reverse:
+        x = x[..., ::-1]
+    out = np.logaddexp.accumulate(x, axis=-1)
+    if exclusive:
+        out = np.concatenate([np.full(out.shape[:-1] + (1,), -np.inf), out[..., :-1]], axis=-1)
+    if reverse:
+        out = out[..., ::-1]
+    return np.moveaxis(out, -1, axis)
+
+
+row(
+    "polyval",
+    lambda c0, c1, c2, x: gt.math.polyval([c0, c1, c2], x),
+    lambda c0, c1, c2, x: (c0 * x + c1) * x + c2,
+    [((), (), (), (3,)), ((3,), (3,), (), (3,))],
+)
+row(
+    "confusion_matrix",
+    lambda w: gt.math.confusion_matrix([0, 1, 1, 2], [0, 2, 1, 2], num_classes=3, weights=w, dtype=w.dtype),
+    lambda w: np.array([[w[0], 0, 0], [0, w[2], w[1]], [0, 0, w[3]]]),
+    [((4,),)],
+)
+_SEG_IDS = [0, 2, 0, -1]
+_SORTED_IDS = [0, 0, 1, 3]
+
+
+def _np_segment(x, ids, n, how):
+    out_shape = (n,) + x.shape[1:]
+    fill = {"sum": 0.0, "mean": 0.0, "sqrt_n": 0.0, "prod": 1.0, "max": np.finfo(np.float64).min, "min": np.finfo(np.float64).max}[how]
+    out = np.full(out_shape, fill, dtype=x.dtype)
+    for k in range(n):
+        rows = [x[i] for i, v in enumerate(ids) if v == k]
+        if not rows:
+            continue
+        r = np.stack(rows)
+        out[k] = {
+            "sum": r.sum(0), "mean": r.mean(0), "sqrt_n": r.sum(0) / np.sqrt(len(rows)), "prod": r.prod(0),
+            "max": r.max(0) if not np.iscomplexobj(r) else r[0], "min": r.min(0) if not np.iscomplexobj(r) else r[0],
+        }[how]
+    return out
+
+
+for _how, _sample in [("sum", normal), ("mean", normal), ("sqrt_n", normal), ("max", distinct), ("min", distinct), ("prod", away0)]:
+    # max/min: no empty segment (its fill, the dtype's lowest/highest value, is checked in
+    # test_mathx.py; finite differences cannot take it)
+    _ids = [0, 2, 1, -1] if _how in ("max", "min") else _SEG_IDS
+    row(
+        f"unsorted_segment_{_how}",
+        (lambda h, ids: lambda x: getattr(gt.math, f"unsorted_segment_{h}")(x, ids, 3))(_how, _ids),
+        (lambda h, ids: lambda x: _np_segment(x, ids, 3, h))(_how, _ids),
+        [((4,),), ((4, 2),)],
+        sample=_sample,
+        dtypes=F32_64,
+        complex=_how != "prod",  # (complex products: not yet, see test_mathx.py)
+    )
+for _how, _sample in [("sum", normal), ("mean", normal), ("max", distinct), ("min", distinct), ("prod", away0)]:
+    row(
+        f"segment_{_how}",
+        (lambda h: lambda x: getattr(gt.math, f"segment_{h}")(x, _SORTED_IDS))(_how),
+        (lambda h: lambda x: _np_segment(x, _SORTED_IDS, 4, h) if h not in ("max", "min")
+         else np.where(np.array([1, 1, 0, 1]).reshape((4,) + (1,) * (x.ndim - 1)) == 1, _np_segment(x, _SORTED_IDS, 4, h), 0.0))(_how),
+        [((4,),), ((4, 2),)],
+        sample=_sample,
+        dtypes=F32_64,
+        complex=_how != "prod",
+    )
+row(
+    "top_k",
+    lambda x: gt.math.top_k(x, k=2).values,
+    lambda x: -np.sort(-x, axis=-1)[..., :2],
+    [((5,),), ((2, 4),)],
+    sample=distinct,
+)
+row(
+    "top_k",
+    lambda x: gt.nn.top_k(x, k=3, sorted=False).values,
+    lambda x: np.take_along_axis(x, np.sort(np.argsort(-x, axis=-1, kind="stable")[..., :3], axis=-1), axis=-1),
+    [((2, 4),)],
+    sample=distinct,
+    case="unsorted",
+)
 
 # ----------------------------------------------------------------------------- coverage lists
 NOT_DIFFERENTIABLE = [
@@ -1578,6 +1756,10 @@ NOT_DIFFERENTIABLE = [
     "truncatediv", "truncatemod",
     # issue 16: string outputs (test_string.py), never differentiable as in TF
     "as_string",
+    # issue 14: float predicates, rint and integer / bool results (TF: None gradients;
+    # test_mathx.py checks their values)
+    "is_finite", "is_nan", "is_inf", "rint", "count_nonzero", "zero_fraction", "in_top_k",
+    "bincount", "invert_permutation", "is_non_decreasing", "is_strictly_increasing",
 ]
 
 # Ops checked by a dedicated test in test_gradcheck.py instead of a row: {name: test}.
@@ -1633,6 +1815,10 @@ REAL_ONLY = {
     "sort", "tensor_scatter_nd_max", "tensor_scatter_nd_min", "crelu",
     "weighted_cross_entropy_with_logits", "local_response_normalization", "lrn", "cross", "pinv",
     "conv1d_transpose",
+    # issue 14: TF's special-function, log-sigmoid, cumulative-logsumexp, segment max/min
+    # and top_k kernels take real dtypes only
+    "erfc", "lgamma", "digamma", "polygamma", "log_sigmoid", "cumulative_logsumexp",
+    "unsorted_segment_max", "unsorted_segment_min", "segment_max", "segment_min", "top_k",
 }
 
 
