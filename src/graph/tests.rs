@@ -353,7 +353,9 @@ fn chain_derivatives(g: &Graph, xs: &[Tensor]) -> (Tensor, Vec<Tensor>, Tensor, 
         let y = g.run(xs).unwrap().remove(0);
         ops::reduce_sum(&y, None, false).unwrap()
     };
-    let tape = crate::GradientTape::new();
+    // A persistent tape records a run op by op (a non-persistent one would record the
+    // whole run as one call node), so its node count shows what fusion did.
+    let tape = crate::GradientTape::persistent();
     let y = forward(&tape);
     let nodes = tape.num_nodes();
     let grads: Vec<Tensor> = tape
@@ -508,7 +510,8 @@ fn a_compiled_chain_broadcasts_rows_and_single_elements() {
     let fused = traced.graph.optimize().unwrap();
     assert_eq!(fused.nodes().len(), 1);
     let run = |g: &Graph| {
-        let tape = crate::GradientTape::new();
+        // Persistent: the run is recorded op by op (see `chain_derivatives`).
+        let tape = crate::GradientTape::persistent();
         let y = {
             let _r = tape.enter();
             for x in &xs {
@@ -566,4 +569,55 @@ fn a_run_drops_each_value_after_its_last_reader_and_keeps_outputs() {
     let e = 1f64.exp();
     assert_eq!(vals(&out[1]), vec![1.0, e]);
     assert_eq!(vals(&out[0]), vec![1f64.exp(), e.exp() * e]);
+}
+
+#[test]
+fn a_run_under_one_non_persistent_tape_is_one_node_with_the_op_by_op_gradients() {
+    let x = Tensor::from_vec(vec![0.5, -1.25, 2.0], &[3]).unwrap();
+    let w = Tensor::from_vec(vec![1.5, 0.25, -0.75], &[3]).unwrap();
+    let xs = [x, w];
+    let specs: Vec<Spec> = xs.iter().map(Spec::of).collect();
+    let traced = trace(&xs, specs, |a| {
+        let u = traced_binary("Mul", ops::multiply, &a[0], &a[1])?;
+        let u = traced_unary("Sin", ops::sin, &u)?;
+        Ok(vec![traced_binary("AddV2", ops::add, &u, &a[0])?])
+    })
+    .unwrap();
+    let run = |tape: &crate::GradientTape| {
+        let y = {
+            let _r = tape.enter();
+            for x in &xs {
+                tape.watch(x);
+            }
+            traced.graph.run(&xs).unwrap().remove(0)
+        };
+        let nodes = tape.num_nodes();
+        let sources: Vec<crate::tape::Source<'_>> =
+            xs.iter().map(crate::tape::Source::Tensor).collect();
+        let grads = tape
+            .gradient(
+                std::slice::from_ref(&y),
+                &sources,
+                None,
+                crate::tape::UnconnectedGradients::Zero,
+            )
+            .unwrap();
+        let grads: Vec<Vec<f64>> = grads
+            .into_iter()
+            .map(|g| g.unwrap().to_vec::<f64>().unwrap())
+            .collect();
+        (y.to_vec::<f64>().unwrap(), grads, nodes)
+    };
+    let (y1, g1, n1) = run(&crate::GradientTape::new());
+    let (y0, g0, n0) = run(&crate::GradientTape::persistent());
+    assert_eq!((n0, n1), (3, 1));
+    assert_eq!(y0, y1);
+    assert_eq!(g0, g1);
+    // d/dx = cos(x w) w + 1, d/dw = cos(x w) x
+    let (xv, wv): ([f64; 3], [f64; 3]) = ([0.5, -1.25, 2.0], [1.5, 0.25, -0.75]);
+    for i in 0..3 {
+        let c = (xv[i] * wv[i]).cos();
+        assert!((g1[0][i] - (c * wv[i] + 1.0)).abs() < 1e-15);
+        assert!((g1[1][i] - c * xv[i]).abs() < 1e-15);
+    }
 }
