@@ -19,7 +19,13 @@ _ALLOWED = ("float16", "bfloat16", "float32", "float64", "complex64", "complex12
 
 
 def _real_np(dtype: Any) -> Any:
-    return {"complex64": np.float32, "complex128": np.float64}.get(dtype.name, np.dtype(dtype.name).type)
+    return {"complex64": np.float32, "complex128": np.float64}.get(dtype.name, _np_dtype(dtype).type)
+
+
+def _np_dtype(dtype: Any) -> np.dtype:
+    # bfloat16 in float32, which holds every bfloat16 value (numpy has no bfloat16 of its
+    # own; ml_dtypes' need not be installed).
+    return np.dtype(np.float32 if dtype.name == "bfloat16" else dtype.name)
 
 
 def _to_numpy(a: Any) -> Any:
@@ -39,7 +45,7 @@ def _theoretical(f: Callable[..., Any], y_shape: tuple, y_dtype: Any, xs: list, 
     y_size = int(np.prod(y_shape, dtype=np.int64)) * (2 if y_dtype.is_complex else 1)
     x_size = int(np.prod(x_shape, dtype=np.int64))
     jacobian = np.zeros((y_size, x_size), dtype=_real_np(x.dtype))
-    dy_data = np.zeros(y_shape, dtype=np.dtype(y_dtype.name))
+    dy_data = np.zeros(y_shape, dtype=_np_dtype(y_dtype))
     dy_flat = dy_data.ravel().view(_real_np(y_dtype))
 
     def grad(dy: np.ndarray) -> Any:

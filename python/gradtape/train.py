@@ -195,7 +195,12 @@ class Checkpoint:
         return self._save_counter
 
     def _values(self) -> tuple[dict[str, Any], _Walk]:
-        walk = _Walk({**self._children, "save_counter": self.save_counter})
+        # The counter is written once it exists (``save`` or a read of ``save_counter``
+        # makes it), as TF: ``write`` alone saves only the objects' own variables.
+        children = dict(self._children)
+        if self._save_counter is not None:
+            children["save_counter"] = self._save_counter
+        walk = _Walk(children)
         named = walk.named_variables()
         by_id = {id(v): n for n, v in named.items()}
         tensors: dict[str, Any] = dict(named)
@@ -246,6 +251,8 @@ class Checkpoint:
             raise DataLossError(
                 f"{save_path}: unsupported checkpoint version {meta.get('version')!r} (this gradtape reads {VERSION})"
             )
+        if "save_counter" in saved:
+            self.save_counter  # noqa: B018  (made now, so the saved count is restored)
         tensors, walk = self._values()
         named = walk.named_variables()
         plan: list[tuple[Any, Any]] = []
