@@ -23,9 +23,14 @@ def _real_np(dtype: Any) -> Any:
 
 
 def _np_dtype(dtype: Any) -> np.dtype:
-    # bfloat16 in float32, which holds every bfloat16 value (numpy has no bfloat16 of its
-    # own; ml_dtypes' need not be installed).
-    return np.dtype(np.float32 if dtype.name == "bfloat16" else dtype.name)
+    # The numpy dtype of the tensors' .numpy(): for bfloat16 ml_dtypes' where it is
+    # installed, else float32 (what .numpy() gives then; it holds every bfloat16 value).
+    try:
+        return np.dtype(dtype.name)
+    except TypeError:
+        if dtype.name == "bfloat16":
+            return np.dtype(np.float32)
+        raise
 
 
 def _to_numpy(a: Any) -> Any:
