@@ -658,8 +658,17 @@ pub(super) mod python {
         })
     }
 
+    // The unsorted segment reductions' bindings: `(doc, name, TF op)` calls the op of
+    // that name; with a `Reduce` kind, `unsorted_segment_reduce` of that kind.
     macro_rules! unsorted {
         ($(#[$doc:meta])* $f:ident, $tf:literal) => {
+            unsorted!(@def $(#[$doc])* $f, $tf, |d, i, n| ops::$f(d, i, n));
+        };
+        ($(#[$doc:meta])* $f:ident, $tf:literal, $how:ident) => {
+            unsorted!(@def $(#[$doc])* $f, $tf,
+                |d, i, n| ops::unsorted_segment_reduce(d, i, n, ops::Reduce::$how));
+        };
+        (@def $(#[$doc:meta])* $f:ident, $tf:literal, |$d:ident, $i:ident, $n:ident| $op:expr) => {
             $(#[$doc])*
             #[pyfunction]
             #[pyo3(signature = (data, segment_ids, num_segments, name=None))]
@@ -673,9 +682,12 @@ pub(super) mod python {
                 let _ = name;
                 let d = to_tensor(data, None)?;
                 let i = to_tensor(segment_ids, None)?;
-                let n = segments(num_segments)?;
-                let f = move |d: &Tensor, i: &Tensor| ops::$f(d, i, n);
-                Ok(call2(py, $tf, || n.to_string(), &d, &i, f)?.into())
+                let count = segments(num_segments)?;
+                let f = move |$d: &Tensor, $i: &Tensor| {
+                    let $n = count;
+                    $op
+                };
+                Ok(call2(py, $tf, || count.to_string(), &d, &i, f)?.into())
             }
         };
     }
@@ -761,28 +773,7 @@ pub(super) mod python {
         Ok(call(py, "TopKIndices", || format!("{k},{sorted}"), &x, f)?.into())
     }
 
-    macro_rules! reduce_unsorted {
-        ($(#[$doc:meta])* $f:ident, $tf:literal, $how:ident) => {
-            $(#[$doc])*
-            #[pyfunction]
-            #[pyo3(signature = (data, segment_ids, num_segments, name=None))]
-            fn $f(
-                py: Python<'_>,
-                data: &Bound<'_, PyAny>,
-                segment_ids: &Bound<'_, PyAny>,
-                num_segments: &Bound<'_, PyAny>,
-                name: Option<&Bound<'_, PyAny>>,
-            ) -> PyResult<PyTensor> {
-                let _ = name;
-                let d = to_tensor(data, None)?;
-                let i = to_tensor(segment_ids, None)?;
-                let n = segments(num_segments)?;
-                let f = move |d: &Tensor, i: &Tensor| ops::unsorted_segment_reduce(d, i, n, ops::Reduce::$how);
-                Ok(call2(py, $tf, || n.to_string(), &d, &i, f)?.into())
-            }
-        };
-    }
-    reduce_unsorted!(
+    unsorted!(
         /// Maxima of ``data``'s slices by segment (the dtype's lowest value for an empty
         /// segment); ties share the gradient. TF equivalent: ``tf.math.unsorted_segment_max``.
         ///
@@ -790,7 +781,7 @@ pub(super) mod python {
         /// gt.Tensor([5. 3.], shape=(2,), dtype=float32)
         unsorted_segment_max, "UnsortedSegmentMax", Max
     );
-    reduce_unsorted!(
+    unsorted!(
         /// Minima of ``data``'s slices by segment (the dtype's highest value for an empty
         /// segment). TF equivalent: ``tf.math.unsorted_segment_min``.
         ///
@@ -798,7 +789,7 @@ pub(super) mod python {
         /// gt.Tensor([5. 1.], shape=(2,), dtype=float32)
         unsorted_segment_min, "UnsortedSegmentMin", Min
     );
-    reduce_unsorted!(
+    unsorted!(
         /// Products of ``data``'s slices by segment (1 for an empty segment).
         /// TF equivalent: ``tf.math.unsorted_segment_prod``.
         ///
