@@ -463,6 +463,9 @@ class RootMeanSquaredError(Mean):
 # --- confusion-matrix metrics -----------------------------------------------------
 
 
+_NEG_INF = -1e10  # Keras' threshold (and filler) for predictions outside the top k
+
+
 def _thresholds(thresholds: Any, default: float = 0.5) -> list[float]:
     if thresholds is None:
         return [default]
@@ -473,12 +476,27 @@ def _thresholds(thresholds: Any, default: float = 0.5) -> list[float]:
     return values
 
 
+def _filter_top_k(x: Any, k: int) -> Any:
+    """``x`` where an entry is among the ``k`` largest of its last axis (ties: the
+    lower index first, as ``top_k``), ``-1e10`` elsewhere (Keras' ``_filter_top_k``)."""
+    from .._gradtape import one_hot
+    from ..math import top_k as _top_k
+
+    if k > x.shape[-1]:
+        raise ValueError(f"top_k={k} is larger than the last dimension of y_pred {tuple(x.shape)}")
+    idx = _top_k(x, k).indices
+    mask = reduce_sum(one_hot(idx, int(x.shape[-1]), dtype=x.dtype), axis=-2)
+    return x * mask + _NEG_INF * (1.0 - mask)
+
+
 _COUNT_NAMES = {"tp": "true_positives", "fp": "false_positives", "tn": "true_negatives", "fn": "false_negatives"}
 
 
 class _Confusion(Metric):
     """Counts of true/false positives/negatives at each of ``thresholds`` (a prediction
-    above a threshold is positive), weighted by ``sample_weight``."""
+    above a threshold is positive), weighted by ``sample_weight`` (and ``label_weights``
+    per label); one column per label with ``multi_label`` (rank-2 inputs), after keeping
+    only the ``top_k`` predictions of a row and slicing ``class_id`` when given."""
 
     _kinds: tuple[str, ...] = ("tp", "fp", "tn", "fn")
     true_positives: Any
@@ -486,14 +504,37 @@ class _Confusion(Metric):
     true_negatives: Any
     false_negatives: Any
 
-    def __init__(self, thresholds: list[float], name: str | None, dtype: Any, class_id: int | None = None) -> None:
+    def __init__(
+        self, thresholds: list[float], name: str | None, dtype: Any, class_id: int | None = None,
+        top_k: int | None = None, multi_label: bool = False, label_weights: Any = None,
+    ) -> None:
         super().__init__(name=name, dtype=dtype)
         self.thresholds = thresholds if len(thresholds) > 1 else thresholds[0]
         self._t = list(thresholds)
-        self.class_id = class_id
-        names = {"tp": "true_positives", "fp": "false_positives", "tn": "true_negatives", "fn": "false_negatives"}
+        self.class_id = None if class_id is None else int(class_id)
+        if top_k is not None and (isinstance(top_k, bool) or int(top_k) < 1):
+            raise ValueError(f"Argument `top_k` must be a positive integer. Received: {top_k}")
+        self.top_k = None if top_k is None else int(top_k)
+        self.multi_label = bool(multi_label)
+        self.label_weights = None
+        if label_weights is not None:
+            from .._gradtape import constant
+
+            self.label_weights = constant(label_weights, dtype=self.dtype)
+            if self.label_weights.ndim != 1:
+                raise ValueError(f"`label_weights` must be a 1-D list of weights. Received: {label_weights}")
+        self._num_labels: int | None = None
+        if not self.multi_label:
+            self._build(None)
+
+    def _build(self, num_labels: int | None) -> None:
+        shape = (len(self._t),) if num_labels is None else (len(self._t), num_labels)
+        self._num_labels = num_labels
         for kind in self._kinds:
-            setattr(self, names[kind], self.add_variable((len(self._t),), name=names[kind]))
+            setattr(self, _COUNT_NAMES[kind], self.add_variable(shape, name=_COUNT_NAMES[kind]))
+
+    def _built(self) -> bool:
+        return hasattr(self, _COUNT_NAMES[self._kinds[0]])
 
     def update_state(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> None:
         from .._gradtape import constant, logical_and, logical_not, reshape
@@ -502,24 +543,77 @@ class _Confusion(Metric):
         y_true = convert_to_tensor(y_true)
         if tuple(y_true.shape) != tuple(y_pred.shape) and y_true.size == y_pred.size:
             y_true = reshape(y_true, list(y_pred.shape))
-        if self.class_id is not None:
-            y_true, y_pred = y_true[..., self.class_id], y_pred[..., self.class_id]
-        label = reshape(cast(y_true, "bool"), [1, -1])
-        pred = reshape(y_pred, [1, -1])
-        above = pred > reshape(constant(self._t, dtype="float32"), [-1, 1])
+        if self.multi_label:
+            if y_pred.ndim != 2:
+                raise ValueError(
+                    "`y_pred` must have rank 2 when `multi_label=True`. "
+                    f"Found rank {y_pred.ndim}. Full shape received for `y_pred`: {tuple(y_pred.shape)}"
+                )
+            if not self._built():
+                self._build(int(y_pred.shape[1]))
+            if int(y_pred.shape[1]) != self._num_labels:
+                raise ValueError(
+                    f"Number of labels is not consistent: the metric counts {self._num_labels} labels, "
+                    f"y_pred has shape {tuple(y_pred.shape)}"
+                )
+        labels = 1 if y_pred.ndim == 0 else int(y_pred.shape[-1])
+        if self.label_weights is not None and self.label_weights.shape[0] not in (1, labels):
+            raise ValueError(
+                f"Number of labels is not consistent: {self.label_weights.shape[0]} label weights, "
+                f"y_pred has shape {tuple(y_pred.shape)}"
+            )
         w = None
         if sample_weight is not None:
-            w = reshape(_weights_like(cast(y_pred, self.dtype), sample_weight), [1, -1])
+            w = _weights_like(cast(y_pred, self.dtype), sample_weight)
+        if self.label_weights is not None and not self.multi_label:
+            lw = self.label_weights * (cast(y_pred, self.dtype) * 0 + 1)
+            w = lw if w is None else w * lw
+        if self.top_k is not None:
+            y_pred = _filter_top_k(y_pred, self.top_k)
+        if self.class_id is not None:
+            if y_pred.ndim < 2:
+                raise ValueError(
+                    "When class_id is provided, y_pred must be a 2D array with shape "
+                    f"(num_samples, num_classes), found shape: {tuple(y_pred.shape)}"
+                )
+            if not 0 <= self.class_id < int(y_pred.shape[-1]):
+                raise ValueError(f"class_id={self.class_id} is out of range for y_pred of shape {tuple(y_pred.shape)}")
+            y_true, y_pred = y_true[..., self.class_id], y_pred[..., self.class_id]
+            if w is not None:
+                w = w[..., self.class_id]
+        if self.multi_label:  # (1, N, L) against thresholds (T, 1, 1): counts (T, L)
+            label = expand_dims(cast(y_true, "bool"), 0)
+            pred = expand_dims(y_pred, 0)
+            t = reshape(constant(self._t, dtype="float32"), [-1, 1, 1])
+            if w is not None:
+                w = expand_dims(w, 0)
+        else:  # everything flattened: counts (T,)
+            label = reshape(cast(y_true, "bool"), [1, -1])
+            pred = reshape(y_pred, [1, -1])
+            t = reshape(constant(self._t, dtype="float32"), [-1, 1])
+            if w is not None:
+                w = reshape(w, [1, -1])
+        above = pred > t
         cases = {
             "tp": logical_and(above, label), "fp": logical_and(above, logical_not(label)),
             "tn": logical_and(logical_not(above), logical_not(label)), "fn": logical_and(logical_not(above), label),
         }
-        names = {"tp": "true_positives", "fp": "false_positives", "tn": "true_negatives", "fn": "false_negatives"}
         for kind in self._kinds:
             hits = cast(cases[kind], self.dtype)
             if w is not None:
                 hits = hits * w
-            getattr(self, names[kind]).assign_add(reduce_sum(hits, axis=1))
+            getattr(self, _COUNT_NAMES[kind]).assign_add(reduce_sum(hits, axis=1))
+
+    def reset_state(self) -> None:
+        if self._built():
+            super().reset_state()
+
+    def _per_label(self, values: Any) -> Any:
+        """The scalar of a multi-label metric from its per-label ``values``: their mean,
+        or their ``label_weights``-weighted mean."""
+        if self.label_weights is None:
+            return reduce_mean(values)
+        return _div_no_nan(reduce_sum(values * self.label_weights), reduce_sum(self.label_weights))
 
 
 class _Count(_Confusion):
@@ -558,7 +652,9 @@ class FalseNegatives(_Count):
 
 
 class Precision(_Confusion):
-    """``tp / (tp + fp)`` at ``thresholds`` (0.5). TF equivalent: ``tf.keras.metrics.Precision``."""
+    """``tp / (tp + fp)`` at ``thresholds`` (0.5; with ``top_k``, a prediction among the
+    ``k`` largest of its row is positive), of class ``class_id`` only when given.
+    TF equivalent: ``tf.keras.metrics.Precision``."""
 
     _kinds = ("tp", "fp")
     _direction = "up"
@@ -567,9 +663,8 @@ class Precision(_Confusion):
         self, thresholds: Any = None, top_k: int | None = None, class_id: int | None = None,
         name: str | None = None, dtype: Any = None,
     ) -> None:
-        if top_k is not None:
-            raise ValueError("Precision(top_k=...) is not supported by gradtape; use thresholds")
-        super().__init__(_thresholds(thresholds), name or "precision", dtype, class_id)
+        default = 0.5 if top_k is None else _NEG_INF
+        super().__init__(_thresholds(thresholds, default), name or "precision", dtype, class_id, top_k)
 
     def result(self) -> Any:
         tp = self.true_positives.read_value()
@@ -578,7 +673,9 @@ class Precision(_Confusion):
 
 
 class Recall(_Confusion):
-    """``tp / (tp + fn)`` at ``thresholds`` (0.5). TF equivalent: ``tf.keras.metrics.Recall``."""
+    """``tp / (tp + fn)`` at ``thresholds`` (0.5; with ``top_k``, a prediction among the
+    ``k`` largest of its row is positive), of class ``class_id`` only when given.
+    TF equivalent: ``tf.keras.metrics.Recall``."""
 
     _kinds = ("tp", "fn")
     _direction = "up"
@@ -587,9 +684,8 @@ class Recall(_Confusion):
         self, thresholds: Any = None, top_k: int | None = None, class_id: int | None = None,
         name: str | None = None, dtype: Any = None,
     ) -> None:
-        if top_k is not None:
-            raise ValueError("Recall(top_k=...) is not supported by gradtape; use thresholds")
-        super().__init__(_thresholds(thresholds), name or "recall", dtype, class_id)
+        default = 0.5 if top_k is None else _NEG_INF
+        super().__init__(_thresholds(thresholds, default), name or "recall", dtype, class_id, top_k)
 
     def result(self) -> Any:
         tp = self.true_positives.read_value()
@@ -600,8 +696,10 @@ class Recall(_Confusion):
 class AUC(_Confusion):
     """The area under the ROC or precision-recall curve, from the confusion counts at
     ``num_thresholds`` thresholds spread over [0, 1], by Keras 3's Riemann sums
-    (``summation_method`` ``"interpolation"``, ``"minoring"``, ``"majoring"``).
-    TF equivalent: ``tf.keras.metrics.AUC``."""
+    (``summation_method`` ``"interpolation"``, ``"minoring"``, ``"majoring"``). With
+    ``multi_label=True`` one curve per column of rank-2 inputs, the result their mean
+    (weighted by ``label_weights`` when given); without it ``label_weights`` weight the
+    counts of each label. TF equivalent: ``tf.keras.metrics.AUC``."""
 
     _direction = "up"
 
@@ -625,8 +723,8 @@ class AUC(_Confusion):
                 f'Invalid `summation_method` argument value "{summation_method}". '
                 'Expected one of: ["interpolation", "minoring", "majoring"]'
             )
-        if multi_label or label_weights is not None:
-            raise ValueError("AUC(multi_label=True / label_weights) is not supported by gradtape")
+        if num_labels and not multi_label:
+            raise ValueError("`num_labels` is needed only when `multi_label` is True.")
         eps = 1e-7
         if thresholds is not None:
             inner = sorted(_thresholds(thresholds))
@@ -641,18 +739,31 @@ class AUC(_Confusion):
         self.summation_method = summation_method.lower()
         self.from_logits = bool(from_logits)
         self.num_thresholds = len(inner) + 2
-        super().__init__([0.0 - eps, *inner, 1.0 + eps], name or "auc", dtype)
+        self.num_labels = num_labels
+        self._clip = thresholds is None  # Keras' evenly spaced thresholds see y_pred clipped to [0, 1]
+        super().__init__(
+            [0.0 - eps, *inner, 1.0 + eps], name or "auc", dtype, multi_label=multi_label, label_weights=label_weights
+        )
+        if self.multi_label and num_labels:
+            self._build(int(num_labels))
 
     def update_state(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> None:
         if self.from_logits:
             from .._gradtape import sigmoid
 
             y_pred = sigmoid(convert_to_tensor(y_pred))
+        if self._clip:
+            from .._gradtape import clip_by_value
+
+            y_pred = clip_by_value(cast(convert_to_tensor(y_pred), "float32"), 0.0, 1.0)
         super().update_state(y_true, y_pred, sample_weight)
 
     def result(self) -> Any:
         from .._gradtape import log, logical_and, maximum, minimum, ones_like
 
+        if not self._built():  # multi_label, nothing seen yet
+            return cast(0.0, self.dtype)
+        total = reduce_sum if not self.multi_label else (lambda v: self._per_label(reduce_sum(v, axis=0)))
         tp, fp = self.true_positives.read_value(), self.false_positives.read_value()
         tn, fn = self.true_negatives.read_value(), self.false_negatives.read_value()
         n = self.num_thresholds
@@ -669,7 +780,7 @@ class AUC(_Confusion):
                 ones_like(p[1:]),
             )
             inc = _div_no_nan(slope * (dtp + intercept * log(ratio)), maximum(tp[1:] + fn[1:], zero[1:]))
-            return reduce_sum(inc)
+            return total(inc)
         recall = _div_no_nan(tp, tp + fn)
         if self.curve == "ROC":
             x, y = _div_no_nan(fp, fp + tn), recall
@@ -681,7 +792,134 @@ class AUC(_Confusion):
             heights = minimum(y[: n - 1], y[1:])
         else:
             heights = maximum(y[: n - 1], y[1:])
-        return reduce_sum((x[: n - 1] - x[1:]) * heights)
+        return total((x[: n - 1] - x[1:]) * heights)
+
+
+_EPSILON = 1e-7  # Keras' backend.epsilon()
+
+
+class FBetaScore(Metric):
+    """``(1 + beta^2) * precision * recall / (beta^2 * precision + recall)`` per class of
+    rank-2 ``(batch, classes)`` inputs: ``y_pred > threshold`` is a positive (with
+    ``threshold=None``, each row's largest nonzero prediction); ``average`` ``None`` (one
+    score per class), ``"micro"`` (from the counts of all classes together), ``"macro"``
+    (the mean of the class scores) or ``"weighted"`` (their mean weighted by each class's
+    true count). Keras' epsilon (1e-7) guards the divisions.
+    TF equivalent: ``tf.keras.metrics.FBetaScore``."""
+
+    _direction = "up"
+
+    def __init__(
+        self, average: str | None = None, beta: float = 1.0, threshold: float | None = None,
+        name: str = "fbeta_score", dtype: Any = None,
+    ) -> None:
+        if average not in (None, "micro", "macro", "weighted"):
+            raise ValueError(
+                "Invalid `average` argument value. Expected one of: "
+                f"{{None, 'micro', 'macro', 'weighted'}}. Received: average={average}"
+            )
+        if not isinstance(beta, float):
+            raise ValueError(f"Invalid `beta` argument value. It should be a Python float. Received: beta={beta}")
+        if beta <= 0.0:
+            raise ValueError(f"Invalid `beta` argument value. It should be > 0. Received: beta={beta}")
+        if threshold is not None:
+            if not isinstance(threshold, float):
+                raise ValueError(
+                    f"Invalid `threshold` argument value. It should be a Python float. Received: threshold={threshold}"
+                )
+            if not 0.0 < threshold <= 1.0:
+                raise ValueError(
+                    f"Invalid `threshold` argument value. It should verify 0 < threshold <= 1. Received: {threshold}"
+                )
+        super().__init__(name=name, dtype=dtype)
+        self.average = average
+        self.beta = beta
+        self.threshold = threshold
+        self._built = False
+
+    def _build(self, y_true_shape: tuple[int, ...], y_pred_shape: tuple[int, ...]) -> None:
+        if len(y_pred_shape) != 2 or len(y_true_shape) != 2:
+            raise ValueError(
+                "FBetaScore expects 2D inputs with shape (batch_size, output_dim). Received input "
+                f"shapes: y_pred.shape={y_pred_shape} and y_true.shape={y_true_shape}."
+            )
+        shape = () if self.average == "micro" else (int(y_pred_shape[-1]),)
+        self.true_positives = self.add_variable(shape, name="true_positives")
+        self.false_positives = self.add_variable(shape, name="false_positives")
+        self.false_negatives = self.add_variable(shape, name="false_negatives")
+        self.intermediate_weights = self.add_variable(shape, name="intermediate_weights")
+        self._built = True
+
+    def update_state(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> None:
+        from .._gradtape import abs as _abs
+        from .._gradtape import logical_and, reduce_max
+
+        y_true = cast(convert_to_tensor(y_true), self.dtype)
+        y_pred = cast(convert_to_tensor(y_pred), self.dtype)
+        if not self._built:
+            self._build(tuple(y_true.shape), tuple(y_pred.shape))
+        if tuple(y_true.shape) != tuple(y_pred.shape) or y_pred.ndim != 2:
+            raise ValueError(
+                f"FBetaScore expects y_true and y_pred of the same 2D shape. Received: "
+                f"y_true.shape={tuple(y_true.shape)}, y_pred.shape={tuple(y_pred.shape)}"
+            )
+        if self.average != "micro" and int(y_pred.shape[-1]) != int(self.true_positives.shape[0]):
+            raise ValueError(
+                f"FBetaScore was built for {int(self.true_positives.shape[0])} classes, "
+                f"y_pred has shape {tuple(y_pred.shape)}"
+            )
+        if self.threshold is None:
+            # each row's maximum is the positive (an all-zero row has none)
+            top = reduce_max(y_pred, axis=-1, keepdims=True)
+            positive = logical_and(y_pred >= top, _abs(y_pred) > 1e-9)
+        else:
+            positive = y_pred > self.threshold
+        pred = cast(positive, self.dtype)
+        axis = None if self.average == "micro" else 0
+        w = None
+        if sample_weight is not None:
+            w = expand_dims(cast(convert_to_tensor(sample_weight), self.dtype), 1)
+
+        def weighted_sum(v: Any) -> Any:
+            return reduce_sum(v if w is None else v * w, axis=axis)
+
+        self.true_positives.assign_add(weighted_sum(pred * y_true))
+        self.false_positives.assign_add(weighted_sum(pred * (1.0 - y_true)))
+        self.false_negatives.assign_add(weighted_sum((1.0 - pred) * y_true))
+        self.intermediate_weights.assign_add(weighted_sum(y_true))
+
+    def result(self) -> Any:
+        if not self._built:
+            return cast(0.0, self.dtype)
+        tp = self.true_positives.read_value()
+        precision = tp / (tp + self.false_positives.read_value() + _EPSILON)
+        recall = tp / (tp + self.false_negatives.read_value() + _EPSILON)
+        b2 = self.beta**2
+        score = precision * recall / (b2 * precision + recall + _EPSILON) * (1.0 + b2)
+        if self.average == "weighted":
+            support = self.intermediate_weights.read_value()
+            return reduce_sum(score * (support / (reduce_sum(support) + _EPSILON)))
+        if self.average is not None:  # micro (a scalar already) or macro
+            return reduce_mean(score)
+        return score
+
+
+class F1Score(FBetaScore):
+    """``FBetaScore`` with ``beta=1``: ``2 * precision * recall / (precision + recall)``.
+    TF equivalent: ``tf.keras.metrics.F1Score``.
+
+    >>> import gradtape as gt
+    >>> m = gt.keras.metrics.F1Score(threshold=0.5)
+    >>> m.update_state([[1, 1, 1], [1, 0, 0], [1, 1, 0]],
+    ...                [[0.2, 0.6, 0.7], [0.2, 0.6, 0.6], [0.6, 0.8, 0.0]])
+    >>> [round(float(v), 4) for v in m.result()]
+    [0.5, 0.8, 0.6667]
+    """
+
+    def __init__(
+        self, average: str | None = None, threshold: float | None = None, name: str = "f1_score", dtype: Any = None,
+    ) -> None:
+        super().__init__(average=average, beta=1.0, threshold=threshold, name=name, dtype=dtype)
 
 
 class R2Score(Metric):
@@ -767,12 +1005,13 @@ _BY_NAME.update({
     "sparse_categorical_crossentropy": SparseCategoricalCrossentropy, "kl_divergence": KLDivergence,
     "cosine_similarity": CosineSimilarity, "mape": MeanAbsolutePercentageError,
     "msle": MeanSquaredLogarithmicError, "precision": Precision, "recall": Recall, "auc": AUC,
+    "f1_score": F1Score,
 })
 
 __all__ += [
     "TopKCategoricalAccuracy", "SparseTopKCategoricalAccuracy", "BinaryCrossentropy", "CategoricalCrossentropy",
     "SparseCategoricalCrossentropy", "KLDivergence", "CosineSimilarity", "MeanAbsolutePercentageError",
     "MeanSquaredLogarithmicError", "RootMeanSquaredError", "TruePositives", "FalsePositives", "TrueNegatives",
-    "FalseNegatives", "Precision", "Recall", "AUC", "R2Score", "top_k_categorical_accuracy",
+    "FalseNegatives", "Precision", "Recall", "AUC", "R2Score", "FBetaScore", "F1Score", "top_k_categorical_accuracy",
     "sparse_top_k_categorical_accuracy",
 ]
