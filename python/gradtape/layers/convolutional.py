@@ -10,8 +10,9 @@ from .._gradtape import conv2d as _conv2d
 from ._base import Layer
 
 
-def _pair(value: Any, what: str) -> tuple[int, int]:
-    """Keras' int-or-pair arguments (``kernel_size``, ``strides``, ``dilation_rate``)."""
+def _pair(value: Any, what: str, allow_zero: bool = False) -> tuple[int, int]:
+    """Keras' int-or-pair arguments (``kernel_size``, ``strides``, ``dilation_rate``;
+    ``output_padding`` with ``allow_zero``)."""
     if isinstance(value, (bool, str)):
         raise TypeError(f"`{what}` must be an int or a tuple of 2 ints, got {value!r}")
     if isinstance(value, int):
@@ -23,8 +24,9 @@ def _pair(value: Any, what: str) -> tuple[int, int]:
             raise TypeError(f"`{what}` must be an int or a tuple of 2 ints, got {value!r}") from None
     if len(values) != 2:
         raise ValueError(f"The `{what}` argument must be a tuple of 2 integers. Received: {value!r}")
-    if any(v <= 0 for v in values):
-        raise ValueError(f"The `{what}` argument must be a tuple of 2 positive integers. Received: {value!r}")
+    if any(v < 0 if allow_zero else v <= 0 for v in values):
+        kind = "non-negative" if allow_zero else "positive"
+        raise ValueError(f"The `{what}` argument must be a tuple of 2 {kind} integers. Received: {value!r}")
     return values[0], values[1]
 
 

@@ -119,11 +119,18 @@ class Conv2DTranspose(_Conv):
         name: str | None = None, trainable: bool = True, dtype: Any = "float32", **kwargs: Any,
     ) -> None:
         super().__init__(name=name, trainable=trainable, **kwargs)
-        if output_padding is not None:
-            raise ValueError("gradtape's Conv2DTranspose supports output_padding=None only")
         self.filters = _filters(filters)
         self.kernel_size = _pair(kernel_size, "kernel_size")
         self.strides = _pair(strides, "strides")
+        self.output_padding: tuple[int, int] | None = None
+        if output_padding is not None:
+            op = _pair(output_padding, "output_padding", allow_zero=True)
+            if any(p >= s for p, s in zip(op, self.strides)):
+                raise ValueError(
+                    "Strides must be greater than output padding. "
+                    f"Received strides={self.strides}, output_padding={op}."
+                )
+            self.output_padding = op
         self.dilation_rate = _pair(dilation_rate, "dilation_rate")
         if self.dilation_rate != (1, 1) and self.strides != (1, 1):
             raise ValueError("Conv2DTranspose: strides > 1 with dilation_rate > 1 is not supported")
@@ -141,13 +148,15 @@ class Conv2DTranspose(_Conv):
     def call(self, inputs: Any, **kwargs: Any) -> Any:
         from .. import nn
 
-        def length(n: int, k: int, s: int, d: int) -> int:
-            k = (k - 1) * d + 1
-            return n * s if self.padding == "SAME" else n * s + max(k - s, 0)
+        def length(i: int) -> int:  # Keras' conv-transpose output length of spatial axis i
+            n, s = int(inputs.shape[1 + i]), self.strides[i]
+            k = (self.kernel_size[i] - 1) * self.dilation_rate[i] + 1
+            if self.output_padding is None:
+                return n * s if self.padding == "SAME" else n * s + max(k - s, 0)
+            pad = k // 2 if self.padding == "SAME" else 0
+            return (n - 1) * s + k - 2 * pad + self.output_padding[i]
 
-        n, h, w = (int(d) for d in inputs.shape[:3])
-        out = [n, length(h, self.kernel_size[0], self.strides[0], self.dilation_rate[0]),
-               length(w, self.kernel_size[1], self.strides[1], self.dilation_rate[1]), self.filters]
+        out = [int(inputs.shape[0]), length(0), length(1), self.filters]
         y = nn.conv2d_transpose(inputs, self.kernel, out, list(self.strides), padding=self.padding,
                                 dilations=list(self.dilation_rate))
         return self._finish(y)
