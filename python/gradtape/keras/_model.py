@@ -18,7 +18,7 @@ import numpy as np
 
 from .._gradtape import Tensor, convert_to_tensor, zeros
 from .._gradtape import Variable  # the native class (gt.Variable subclasses it)
-from ..layers._base import Layer
+from ..layers._base import Layer, example_run
 from ..layers.sequential import Sequential as _LayersSequential
 from ..layers.sequential import _accepts_training
 from . import losses as _losses
@@ -63,7 +63,8 @@ def _symbolic_call(layer: Layer, inputs: Any, args: tuple, kwargs: dict) -> Any:
             return type(x)(example(e) for e in x)
         return x
 
-    out = layer(example(inputs), *args, **kwargs)
+    with example_run():
+        out = layer(example(inputs), *args, **kwargs)
 
     def symbolic(y: Any) -> Any:
         if isinstance(y, (list, tuple)):
@@ -1228,9 +1229,10 @@ class Sequential(Model, _LayersSequential):
         shape = self._gt_input_shape
         assert shape is not None
         x = zeros([1 if d is None else d for d in shape], dtype=getattr(self, "_gt_input_dtype", "float32"))
-        for layer in self._gt_seq_layers:
-            x = layer(x)
-            _set_output_shape(layer, (None, *tuple(x.shape)[1:]))
+        with example_run():
+            for layer in self._gt_seq_layers:
+                x = layer(x)
+                _set_output_shape(layer, (None, *tuple(x.shape)[1:]))
         self.built = True
 
     def build(self, input_shape: Any = None) -> None:

@@ -13,7 +13,7 @@ from .convolutional_more import Conv1D, Conv2DTranspose, DepthwiseConv2D, Separa
 from .core_more import (
     ELU, Activation, Add, AveragePooling1D, Average, Concatenate, Cropping2D, Dot, GaussianDropout,
     GaussianNoise, GlobalAveragePooling1D, GlobalAveragePooling2D, GlobalMaxPooling1D, GlobalMaxPooling2D,
-    GroupNormalization, Identity, InputLayer, Lambda, LayerNormalization, LeakyReLU, MaxPooling1D, Maximum,
+    GroupNormalization, Identity, InputLayer, Lambda, LayerNormalization, LeakyReLU, Masking, MaxPooling1D, Maximum,
     Minimum, Multiply, Normalization, Permute, PReLU, ReLU, RepeatVector, Rescaling, Reshape, Softmax,
     SpatialDropout1D, SpatialDropout2D, SpatialDropout3D, Subtract, UnitNormalization, UpSampling2D,
     ZeroPadding2D, add, average, concatenate, dot, multiply, subtract,
@@ -47,7 +47,7 @@ __all__ += [
     "MaxPooling1D", "AveragePooling1D", "MaxPool1D", "AvgPool1D", "ZeroPadding2D", "Cropping2D", "UpSampling2D",
     "GaussianNoise", "GaussianDropout", "SpatialDropout1D", "SpatialDropout2D", "SpatialDropout3D",
     "Conv1D", "Conv2DTranspose", "DepthwiseConv2D", "SeparableConv2D", "Convolution1D",
-    "RNN", "SimpleRNN", "SimpleRNNCell", "GRU", "GRUCell", "LSTM", "LSTMCell", "Bidirectional",
+    "RNN", "SimpleRNN", "SimpleRNNCell", "GRU", "GRUCell", "LSTM", "LSTMCell", "Bidirectional", "Masking",
 ]
 GlobalAvgPool1D, GlobalAvgPool2D = GlobalAveragePooling1D, GlobalAveragePooling2D
 GlobalMaxPool1D, GlobalMaxPool2D = GlobalMaxPooling1D, GlobalMaxPooling2D

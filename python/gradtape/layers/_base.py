@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import collections
+import contextlib
+import inspect
 import re
+import warnings
+import weakref
+from collections.abc import Iterator
 from typing import Any
 
 from .._gradtape import Variable as _NativeVariable
@@ -38,6 +43,66 @@ def _input_shape_kwarg(cls: str, kwargs: dict[str, Any]) -> tuple[Any, ...] | No
     return None
 
 
+# Keras masks: a layer's output tensor carries the boolean ``(batch, time)`` mask of the
+# steps that are real (``_keras_mask`` in Keras; here a side table, as tensors take no
+# attributes), keyed by the tensor's id and dropped when the tensor dies.
+_MASKS: dict[int, tuple[weakref.ref, Any]] = {}
+
+
+def _forget_mask(key: int) -> Any:
+    return lambda _ref: _MASKS.pop(key, None)
+
+
+def get_mask(t: Any) -> Any:
+    """The Keras mask ``t`` carries (``None`` for none); a list of them for a list."""
+    if isinstance(t, (list, tuple)):
+        return [get_mask(e) for e in t]
+    entry = _MASKS.get(id(t))
+    return entry[1] if entry is not None and entry[0]() is t else None
+
+
+def set_mask(t: Any, mask: Any) -> None:
+    """Attaches ``mask`` to the tensor ``t`` (element by element for lists)."""
+    if isinstance(t, (list, tuple)):
+        masks = mask if isinstance(mask, (list, tuple)) else [mask] * len(t)
+        for e, m in zip(t, masks):
+            set_mask(e, m)
+        return
+    if mask is None:
+        _MASKS.pop(id(t), None)
+        return
+    try:
+        ref = weakref.ref(t, _forget_mask(id(t)))
+    except TypeError:  # not a tensor (a Python value): no mask to carry
+        return
+    _MASKS[id(t)] = (ref, mask)
+
+
+# Depth of the example runs that build layers from shapes (the functional API and a
+# Sequential given its input shape call layers on zeros): no real data flows, so
+# layers keep no state from them (a stateful RNN neither makes nor updates its states).
+_example_runs = [0]
+
+
+@contextlib.contextmanager
+def example_run() -> Iterator[None]:
+    _example_runs[0] += 1
+    try:
+        yield
+    finally:
+        _example_runs[0] -= 1
+
+
+def in_example_run() -> bool:
+    return _example_runs[0] > 0
+
+
+def _has_mask(mask: Any) -> bool:
+    if isinstance(mask, (list, tuple)):
+        return any(_has_mask(m) for m in mask)
+    return mask is not None
+
+
 class Layer(Module):
     """Base class of layers. TF equivalent: ``tf.keras.layers.Layer`` (a ``gt.Module``).
 
@@ -49,6 +114,9 @@ class Layer(Module):
 
     # Keras 3 casts real inputs to the layer's dtype (``False``: inputs as given).
     _cast_inputs = True
+    # Keras' ``supports_masking``: the layer passes its input's mask on to its output
+    # (``compute_mask``); a layer whose ``call`` takes ``mask`` receives it.
+    supports_masking = False
     # A deferred restore assigns a layer's variables once its build is done (not as
     # each attribute is set, as for a plain module).
     _RESTORE_ON_SETATTR = False
@@ -105,6 +173,9 @@ class Layer(Module):
 
         if getattr(inputs, "_gt_symbolic", False):  # a keras.Input: the functional API
             return inputs._gt_symbolic_call(self, args, kwargs)
+        previous_mask = kwargs["mask"] if "mask" in kwargs else get_mask(inputs)
+        if _has_mask(previous_mask) and "mask" not in kwargs and self._call_takes_mask():
+            kwargs["mask"] = previous_mask
         if not isinstance(inputs, (list, tuple, dict)):
             inputs = convert_to_tensor(inputs)
             dtype = getattr(getattr(self, "dtype", None), "name", getattr(self, "dtype", None))
@@ -118,7 +189,31 @@ class Layer(Module):
             from ..train import _on_variables_created
 
             _on_variables_created()
-        return self.call(inputs, *args, **kwargs)
+        outputs = self.call(inputs, *args, **kwargs)
+        if self.supports_masking:
+            out_mask = self.compute_mask(inputs, previous_mask)
+            if _has_mask(out_mask):
+                set_mask(outputs, out_mask)
+        elif _has_mask(previous_mask):
+            warnings.warn(
+                f"Layer '{self.name}' (of type {type(self).__name__}) was passed an input with a mask attached "
+                "to it. However, this layer does not support masking and will therefore destroy the mask "
+                "information. Downstream layers will not see the mask.",
+                stacklevel=2,
+            )
+        return outputs
+
+    def compute_mask(self, inputs: Any, mask: Any = None) -> Any:
+        """The mask of the output for ``inputs`` carrying ``mask``: ``mask`` itself for a
+        layer that supports masking, else ``None``. TF equivalent:
+        ``tf.keras.layers.Layer.compute_mask``."""
+        return mask if self.supports_masking else None
+
+    def _call_takes_mask(self) -> bool:
+        try:
+            return "mask" in inspect.signature(self.call).parameters
+        except (TypeError, ValueError):
+            return False
 
     @property
     def variables(self) -> list[_NativeVariable]:  # type: ignore[override]

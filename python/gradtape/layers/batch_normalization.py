@@ -45,6 +45,8 @@ class BatchNormalization(Layer):
     [1.01]
     """
 
+    supports_masking = True  # the input's Keras mask passes on to the output
+
     def __init__(
         self,
         axis=-1,

@@ -46,6 +46,8 @@ class Activation(Layer):
     [0.0, 2.0]
     """
 
+    supports_masking = True  # the input's Keras mask passes on to the output
+
     def __init__(self, activation: str | Callable[..., Any], dtype: Any = "float32", **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.activation = activations.get(activation)
@@ -59,6 +61,8 @@ class ReLU(Layer):
     """``max(x, 0)`` with Keras' options: ``max_value`` caps it, below ``threshold``
     the output is ``negative_slope * (x - threshold)``. TF equivalent:
     ``tf.keras.layers.ReLU``."""
+
+    supports_masking = True  # the input's Keras mask passes on to the output
 
     def __init__(
         self, max_value: float | None = None, negative_slope: float = 0.0, threshold: float = 0.0,
@@ -87,6 +91,8 @@ class LeakyReLU(Layer):
     """``x`` for ``x >= 0``, ``negative_slope * x`` below (0.3). TF equivalent:
     ``tf.keras.layers.LeakyReLU`` (``alpha=`` is Keras 2's name)."""
 
+    supports_masking = True  # the input's Keras mask passes on to the output
+
     def __init__(self, negative_slope: float = 0.3, dtype: Any = "float32", **kwargs: Any) -> None:
         if "alpha" in kwargs:
             negative_slope = kwargs.pop("alpha")
@@ -107,6 +113,8 @@ class LeakyReLU(Layer):
 class ELU(Layer):
     """``x`` above 0, ``alpha * (exp(x) - 1)`` below. TF equivalent: ``tf.keras.layers.ELU``."""
 
+    supports_masking = True  # the input's Keras mask passes on to the output
+
     def __init__(self, alpha: float = 1.0, dtype: Any = "float32", **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.alpha = float(alpha)
@@ -121,6 +129,8 @@ class ELU(Layer):
 
 class Softmax(Layer):
     """Softmax over ``axis`` (-1). TF equivalent: ``tf.keras.layers.Softmax``."""
+
+    supports_masking = True  # the input's Keras mask passes on to the output
 
     def __init__(self, axis: int = -1, dtype: Any = "float32", **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -144,6 +154,8 @@ class Softmax(Layer):
 class PReLU(Layer):
     """``x`` above 0, ``alpha * x`` below, with a learned ``alpha`` per element of the
     input (or shared along ``shared_axes``). TF equivalent: ``tf.keras.layers.PReLU``."""
+
+    supports_masking = True  # the input's Keras mask passes on to the output
 
     def __init__(
         self, alpha_initializer: Any = "zeros", alpha_regularizer: Any = None, alpha_constraint: Any = None,
@@ -239,6 +251,8 @@ class RepeatVector(Layer):
 
 class Identity(Layer):
     """Returns its input. TF equivalent: ``tf.keras.layers.Identity``."""
+
+    supports_masking = True  # the input's Keras mask passes on to the output
 
     _cast_inputs = False
 
@@ -489,6 +503,8 @@ class LayerNormalization(Layer):
     """Normalizes each example over ``axis`` (-1): ``(x - mean) / sqrt(var + epsilon)
     * gamma + beta``. TF equivalent: ``tf.keras.layers.LayerNormalization``
     (``epsilon=1e-3``)."""
+
+    supports_masking = True  # the input's Keras mask passes on to the output
 
     def __init__(
         self, axis: Any = -1, epsilon: float = 1e-3, center: bool = True, scale: bool = True,
@@ -748,10 +764,25 @@ class _GlobalPooling(Layer):
 
 
 class GlobalAveragePooling1D(_GlobalPooling):
-    """The mean over the steps of ``(batch, steps, features)``. TF equivalent:
-    ``tf.keras.layers.GlobalAveragePooling1D``."""
+    """The mean over the steps of ``(batch, steps, features)`` (with a Keras mask,
+    over the unmasked steps only). TF equivalent: ``tf.keras.layers.GlobalAveragePooling1D``."""
 
     _reduce = staticmethod(reduce_mean)
+    supports_masking = True  # consumes the mask; the output has none
+
+    def call(self, inputs: Any, mask: Any = None, **kwargs: Any) -> Any:
+        from .. import expand_dims, reduce_sum
+
+        if mask is None:
+            return super().call(inputs)
+        m = expand_dims(cast(mask, inputs.dtype), 2 if self.data_format == "channels_last" else 1)
+        axis = 1 if self.data_format == "channels_last" else 2
+        return reduce_sum(inputs * m, axis=axis, keepdims=self.keepdims) / reduce_sum(
+            m, axis=axis, keepdims=self.keepdims
+        )
+
+    def compute_mask(self, inputs: Any, mask: Any = None) -> Any:
+        return None
 
 
 class GlobalMaxPooling1D(_GlobalPooling):
@@ -897,8 +928,28 @@ class Cropping2D(Layer):
         return inputs[:, t: h - b, lf: w - r, :]
 
 
+def _bilinear_weights(n_in: int, n_out: int) -> Any:
+    """The ``(n_out, n_in)`` matrix of ``tf.image.resize``'s bilinear interpolation
+    along one axis (half-pixel centres, no antialiasing; float32 source positions
+    as TF's kernel computes them)."""
+    import numpy as np
+
+    scale = np.float32(n_in) / np.float32(n_out)
+    w = np.zeros((n_out, n_in), np.float32)
+    for o in range(n_out):
+        src = (np.float32(o) + np.float32(0.5)) * scale - np.float32(0.5)
+        low = np.floor(src)
+        lerp = src - low
+        lo, hi = max(int(low), 0), min(int(np.ceil(src)), n_in - 1)
+        w[o, lo] += np.float32(1) - lerp
+        w[o, hi] += lerp
+    return w
+
+
 class UpSampling2D(Layer):
-    """Repeats rows and columns of NHWC images ``size`` times (nearest neighbour).
+    """Repeats rows and columns of NHWC images ``size`` times (``interpolation``
+    ``"nearest"``), or resizes them by ``size`` with ``tf.image.resize``'s bilinear
+    interpolation (``"bilinear"``: half-pixel centres, as Keras 3), differentiably.
     TF equivalent: ``tf.keras.layers.UpSampling2D``."""
 
     _cast_inputs = False
@@ -909,23 +960,34 @@ class UpSampling2D(Layer):
 
         super().__init__(**kwargs)
         _channels_last(data_format)
-        if interpolation != "nearest":
-            raise ValueError(f"gradtape's UpSampling2D supports interpolation='nearest' only, got {interpolation!r}")
+        if interpolation not in ("nearest", "bilinear"):
+            raise ValueError(
+                f"gradtape's UpSampling2D supports interpolation 'nearest' and 'bilinear', got {interpolation!r}"
+            )
         self.size = _pair(size, "size")
         self.interpolation = interpolation
 
     def call(self, inputs: Any, **kwargs: Any) -> Any:
-        from .. import repeat
+        from .. import constant, einsum, repeat
 
         if inputs.ndim != 4:
             raise ValueError(f"UpSampling2D expects inputs of rank 4, got shape {tuple(inputs.shape)}")
-        return repeat(repeat(inputs, self.size[0], axis=1), self.size[1], axis=2)
+        if self.interpolation == "nearest":
+            return repeat(repeat(inputs, self.size[0], axis=1), self.size[1], axis=2)
+        if not inputs.dtype.is_floating:
+            raise TypeError(f"UpSampling2D(interpolation='bilinear') needs floating inputs, got {inputs.dtype.name}")
+        h, w = int(inputs.shape[1]), int(inputs.shape[2])
+        rows = constant(_bilinear_weights(h, h * self.size[0]), dtype=inputs.dtype)
+        cols = constant(_bilinear_weights(w, w * self.size[1]), dtype=inputs.dtype)
+        return einsum("qw,npwc->npqc", cols, einsum("ph,nhwc->npwc", rows, inputs))
 
 
 # --- noise and dropout ------------------------------------------------------------------
 
 
 class _Noise(Layer):
+
+    supports_masking = True  # the input's Keras mask passes on to the output
     def __init__(self, rate: float, seed: int | None = None, dtype: Any = "float32", **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.rate = float(rate)
@@ -1010,3 +1072,37 @@ class SpatialDropout3D(_SpatialDropout):
     """Drops whole channels of NDHWC volumes. TF equivalent: ``tf.keras.layers.SpatialDropout3D``."""
 
     _rank = 5
+
+
+# --- masking ---------------------------------------------------------------------------
+
+
+class Masking(Layer):
+    """Masks the time steps of ``(batch, time, features)`` inputs whose features all
+    equal ``mask_value``: those steps become zeros, and the output carries the Keras
+    mask (a step is kept where any feature differs) for the layers after it (RNNs skip
+    masked steps). TF equivalent: ``tf.keras.layers.Masking``.
+
+    >>> import gradtape as gt
+    >>> gt.layers.Masking()(gt.constant([[[1.0], [0.0]]])).numpy().tolist()
+    [[[1.0], [0.0]]]
+    """
+
+    supports_masking = True
+
+    def __init__(self, mask_value: float = 0.0, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.mask_value = mask_value
+
+    def _keep(self, inputs: Any) -> Any:
+        from .. import not_equal, reduce_any
+
+        return reduce_any(not_equal(inputs, cast(self.mask_value, inputs.dtype)), axis=-1)
+
+    def call(self, inputs: Any, **kwargs: Any) -> Any:
+        from .. import expand_dims
+
+        return inputs * cast(expand_dims(self._keep(inputs), -1), inputs.dtype)
+
+    def compute_mask(self, inputs: Any, mask: Any = None) -> Any:
+        return self._keep(inputs)

@@ -20,6 +20,8 @@ class Dense(Layer):
     ['d/kernel:0', 'd/bias:0']
     """
 
+    supports_masking = True  # the input's Keras mask passes on to the output
+
     def __init__(
         self,
         units: int,

@@ -21,6 +21,8 @@ class Dropout(Layer):
     [0.0, 2.0]
     """
 
+    supports_masking = True  # the input's Keras mask passes on to the output
+
     def __init__(
         self,
         rate: float,

@@ -10,7 +10,8 @@ from ._base import Layer
 
 
 class Embedding(Layer):
-    """Looks rows up in an ``(input_dim, output_dim)`` table. TF equivalent:
+    """Looks rows up in an ``(input_dim, output_dim)`` table; with ``mask_zero`` the
+    output carries the Keras mask ``inputs != 0`` (index 0 is padding). TF equivalent:
     ``tf.keras.layers.Embedding`` (initializer: uniform on ±0.05).
 
     >>> import gradtape as gt
@@ -25,6 +26,7 @@ class Embedding(Layer):
         input_dim: int,
         output_dim: int,
         embeddings_initializer: str | Callable[..., Any] = "uniform",
+        mask_zero: bool = False,
         name: str | None = None,
         trainable: bool = True,
         dtype: Any = "float32",
@@ -38,6 +40,9 @@ class Embedding(Layer):
             )
         self.input_dim, self.output_dim = int(input_dim), int(output_dim)
         self.embeddings_initializer = initializers.get(embeddings_initializer)
+        # mask_zero: index 0 is padding, and the output carries the mask `inputs != 0`.
+        self.mask_zero = bool(mask_zero)
+        self.supports_masking = self.mask_zero
         self.dtype = dtype
         self.embeddings: Any = None
 
@@ -51,3 +56,11 @@ class Embedding(Layer):
         if inputs.dtype.is_floating:
             inputs = cast(inputs, "int32")
         return gather(self.embeddings, inputs)
+
+    def compute_mask(self, inputs: Any, mask: Any = None) -> Any:
+        """``inputs != 0`` with ``mask_zero``, else ``None``."""
+        from .._gradtape import convert_to_tensor, not_equal
+
+        if not self.mask_zero:
+            return None
+        return not_equal(cast(convert_to_tensor(inputs), "int64"), 0)

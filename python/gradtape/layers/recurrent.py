@@ -9,7 +9,7 @@ from typing import Any
 
 from .. import activations, initializers
 from .._gradtape import concat, convert_to_tensor, gather, matmul, split, stack, unstack, zeros
-from ._base import Layer
+from ._base import Layer, in_example_run
 
 
 def _reverse_time(x: Any) -> Any:
@@ -44,18 +44,25 @@ class _Cell(Layer):
         self, units: int, activation: Any = "tanh", recurrent_activation: Any = "sigmoid", use_bias: bool = True,
         kernel_initializer: Any = "glorot_uniform", recurrent_initializer: Any = "orthogonal",
         bias_initializer: Any = "zeros", dropout: float = 0.0, recurrent_dropout: float = 0.0,
-        dtype: Any = "float32", **kwargs: Any,
+        seed: int | None = None, dtype: Any = "float32", **kwargs: Any,
     ) -> None:
         for k in ("kernel_regularizer", "recurrent_regularizer", "bias_regularizer", "kernel_constraint",
-                  "recurrent_constraint", "bias_constraint", "seed"):
+                  "recurrent_constraint", "bias_constraint"):
             kwargs.pop(k, None)
         super().__init__(**kwargs)
         if isinstance(units, bool) or int(units) <= 0:
             raise ValueError(f"Received an invalid value for argument `units`, expected a positive integer, "
                              f"got {units}.")
-        if dropout or recurrent_dropout:
-            raise ValueError("gradtape's recurrent cells support dropout=0 and recurrent_dropout=0 only")
+        for what, rate in (("dropout", dropout), ("recurrent_dropout", recurrent_dropout)):
+            if isinstance(rate, bool) or not isinstance(rate, (int, float)):
+                raise ValueError(f"Invalid value for argument `{what}`: expected a float, got {rate!r}")
         self.units = int(units)
+        # As Keras: rates clipped to [0, 1]; a rate of 1 (or 0) drops nothing.
+        self.dropout = min(1.0, max(0.0, float(dropout)))
+        self.recurrent_dropout = min(1.0, max(0.0, float(recurrent_dropout)))
+        self.seed = seed
+        self._dropout_mask: Any = None
+        self._recurrent_dropout_mask: Any = None
         self.activation = activations.get(activation)
         self.recurrent_activation = activations.get(recurrent_activation)
         self.use_bias = bool(use_bias)
@@ -90,6 +97,43 @@ class _Cell(Layer):
     def get_initial_state(self, batch_size: int) -> list[Any]:
         return [zeros([batch_size, self.units], dtype=self.dtype)]
 
+    # Dropout (Keras' DropoutRNNCell): one mask per sequence, drawn at its first step and
+    # applied at every step (training only); the RNN layer resets them per call.
+    def get_dropout_mask(self, step_input: Any) -> Any:
+        """The dropout mask of the inputs (``ones`` with a fraction ``dropout`` zeroed,
+        the rest scaled by ``1 / (1 - dropout)``), drawn once per sequence."""
+        if self._dropout_mask is None and 0.0 < self.dropout < 1.0:
+            self._dropout_mask = _dropout_ones(step_input, self.dropout, self.seed)
+        return self._dropout_mask
+
+    def get_recurrent_dropout_mask(self, step_state: Any) -> Any:
+        """The dropout mask of the previous output (``recurrent_dropout``), drawn once
+        per sequence."""
+        if self._recurrent_dropout_mask is None and 0.0 < self.recurrent_dropout < 1.0:
+            self._recurrent_dropout_mask = _dropout_ones(step_state, self.recurrent_dropout, self.seed)
+        return self._recurrent_dropout_mask
+
+    def reset_dropout_mask(self) -> None:
+        self._dropout_mask = None
+
+    def reset_recurrent_dropout_mask(self) -> None:
+        self._recurrent_dropout_mask = None
+
+    def _dropped(self, inputs: Any, h_prev: Any, training: Any) -> tuple[Any, Any]:
+        """``inputs`` and ``h_prev`` times their dropout masks when training."""
+        if training and 0.0 < self.dropout < 1.0:
+            inputs = inputs * self.get_dropout_mask(inputs)
+        if training and 0.0 < self.recurrent_dropout < 1.0:
+            h_prev = h_prev * self.get_recurrent_dropout_mask(h_prev)
+        return inputs, h_prev
+
+
+def _dropout_ones(like: Any, rate: float, seed: int | None) -> Any:
+    from .._gradtape import ones_like
+    from ..nn import dropout
+
+    return dropout(ones_like(like), rate=rate, seed=seed)
+
 
 class SimpleRNNCell(_Cell):
     """``h = activation(x @ kernel + bias + h_prev @ recurrent_kernel)``.
@@ -97,6 +141,7 @@ class SimpleRNNCell(_Cell):
 
     def call(self, inputs: Any, states: Any = None, training: Any = None, **kwargs: Any) -> Any:
         h_prev = states[0] if isinstance(states, (list, tuple)) else states
+        inputs, h_prev = self._dropped(inputs, h_prev, training)
         h = matmul(inputs, self.kernel)
         if self.use_bias:
             h = h + self.bias
@@ -133,6 +178,7 @@ class LSTMCell(_Cell):
 
     def call(self, inputs: Any, states: Any = None, training: Any = None, **kwargs: Any) -> Any:
         h_prev, c_prev = states[0], states[1]
+        inputs, h_prev = self._dropped(inputs, h_prev, training)
         z = matmul(inputs, self.kernel) + matmul(h_prev, self.recurrent_kernel)
         if self.use_bias:
             z = z + self.bias
@@ -162,13 +208,15 @@ class GRUCell(_Cell):
 
     def call(self, inputs: Any, states: Any = None, training: Any = None, **kwargs: Any) -> Any:
         h_prev = states[0] if isinstance(states, (list, tuple)) else states
+        # The recurrent dropout mask drops h_prev in its projections, not in the final mix.
+        inputs, h_proj = self._dropped(inputs, h_prev, training)
         mx = matmul(inputs, self.kernel)
         if self.use_bias:
             mx = mx + (self.bias[0] if self.reset_after else self.bias)
         x_z, x_r, x_h = split(mx, 3, axis=-1)
         u_z, u_r, u_h = split(self.recurrent_kernel, 3, axis=-1)
         if self.reset_after:
-            inner = matmul(h_prev, self.recurrent_kernel)
+            inner = matmul(h_proj, self.recurrent_kernel)
             if self.use_bias:
                 inner = inner + self.bias[1]
             r_z, r_r, r_h = split(inner, 3, axis=-1)
@@ -176,9 +224,9 @@ class GRUCell(_Cell):
             r = self.recurrent_activation(x_r + r_r)
             hh = self.activation(x_h + r * r_h)
         else:
-            z = self.recurrent_activation(x_z + matmul(h_prev, u_z))
-            r = self.recurrent_activation(x_r + matmul(h_prev, u_r))
-            hh = self.activation(x_h + matmul(r * h_prev, u_h))
+            z = self.recurrent_activation(x_z + matmul(h_proj, u_z))
+            r = self.recurrent_activation(x_r + matmul(h_proj, u_r))
+            hh = self.activation(x_h + matmul(r * h_proj, u_h))
         h = z * h_prev + (1.0 - z) * hh
         return h, [h]
 
@@ -186,18 +234,30 @@ class GRUCell(_Cell):
 class RNN(Layer):
     """Runs a cell over the time axis of ``(batch, time, features)`` inputs:
     the last output (or every step's with ``return_sequences``), and the final
-    states with ``return_state``. TF equivalent: ``tf.keras.layers.RNN``."""
+    states with ``return_state``. With a Keras mask (``mask=``, or carried from
+    ``Embedding(mask_zero=True)`` / ``Masking``) a masked step keeps the previous
+    states and repeats the previous output (zeros with ``zero_output_for_mask``), as
+    Keras. ``stateful=True`` starts each call from the final states of the last one
+    (``reset_state()`` zeros them); the cells' ``dropout`` / ``recurrent_dropout``
+    apply when ``training``. TF equivalent: ``tf.keras.layers.RNN``."""
+
+    supports_masking = True
+    # The stateful states are no weights of the layer (Keras does not track them).
+    _TF_MODULE_IGNORED_PROPERTIES = frozenset({"states"})
 
     def __init__(self, cell: Any, return_sequences: bool = False, return_state: bool = False,
-                 go_backwards: bool = False, stateful: bool = False, unroll: bool = False, **kwargs: Any) -> None:
-        if stateful:
-            raise ValueError("gradtape's RNN layers support stateful=False only")
+                 go_backwards: bool = False, stateful: bool = False, unroll: bool = False,
+                 zero_output_for_mask: bool = False, **kwargs: Any) -> None:
         kwargs.pop("time_major", None)
         super().__init__(**kwargs)
         self.cell = cell
         self.return_sequences = bool(return_sequences)
         self.return_state = bool(return_state)
         self.go_backwards = bool(go_backwards)
+        self.stateful = bool(stateful)
+        self.unroll = bool(unroll)
+        self.zero_output_for_mask = bool(zero_output_for_mask)
+        self.states: list[Any] | None = None
         self.dtype = getattr(cell, "dtype", "float32")
 
     def build(self, input_shape: Any) -> None:
@@ -209,32 +269,101 @@ class RNN(Layer):
             self.cell.built = True
         self.built = True
 
+    def _make_states(self, batch: int) -> None:
+        """The variables a ``stateful`` layer carries its states in (made by its first
+        call on real data, of that call's batch size)."""
+        from .._variable import Variable
+
+        self.states = [Variable(v, trainable=False, name=f"{self.name}/rnn_state", dtype=v.dtype)
+                       for v in self.cell.get_initial_state(batch)]
+
+    def reset_state(self) -> None:
+        """Zeros the states a ``stateful`` layer carries between calls.
+        TF equivalent: ``tf.keras.layers.RNN.reset_state``."""
+        if self.states is not None:
+            from .._gradtape import zeros_like
+
+            for v in self.states:
+                v.assign(zeros_like(v))
+
+    def reset_states(self, states: Any = None) -> None:
+        """The Keras 2 name of ``reset_state`` (``states``: values to set instead of zeros)."""
+        if states is None or self.states is None:
+            self.reset_state()
+            return
+        values = list(states) if isinstance(states, (list, tuple)) else [states]
+        if len(values) != len(self.states):
+            raise ValueError(f"{self.name} expects {len(self.states)} state values, got {len(values)}")
+        for v, value in zip(self.states, values):
+            v.assign(convert_to_tensor(value, dtype=v.dtype))
+
+    def compute_mask(self, inputs: Any, mask: Any = None) -> Any:
+        if isinstance(mask, (list, tuple)):
+            mask = mask[0]
+        out = mask if self.return_sequences else None
+        if self.return_state:
+            return [out, *(None for _ in self.cell.get_initial_state(0))]
+        return out
+
     def call(self, inputs: Any, initial_state: Any = None, training: Any = None, mask: Any = None,
              **kwargs: Any) -> Any:
-        if mask is not None:
-            raise ValueError("gradtape's RNN layers do not take masks")
+        from .._gradtape import cast, expand_dims, where, zeros_like
+
         x = inputs
         if x.ndim != 3:
             raise ValueError(f"{type(self).__name__} expects inputs of shape (batch, time, features), "
                              f"got {tuple(x.shape)}")
         if int(x.shape[1]) == 0:
             raise ValueError(f"{type(self).__name__} needs at least one time step, got shape {tuple(x.shape)}")
-        if int(x.shape[0]) == 0:
+        batch = int(x.shape[0])
+        carry = self.stateful and not in_example_run()
+        if carry and self.states is None:
+            self._make_states(batch)
+        if carry and self.states is not None and int(self.states[0].shape[0]) != batch:
+            raise ValueError(f"{self.name} is stateful with batch size {int(self.states[0].shape[0])}, "
+                             f"called on a batch of {batch}; call reset_state() or keep the batch size")
+        if isinstance(mask, (list, tuple)):
+            mask = mask[0]
+        if mask is not None:
+            mask = cast(convert_to_tensor(mask), "bool")
+            if tuple(mask.shape) != tuple(x.shape[:2]):
+                raise ValueError(f"{type(self).__name__}: the mask must have shape (batch, time) = "
+                                 f"{tuple(x.shape[:2])}, got {tuple(mask.shape)}")
+        if batch == 0:
             # An empty batch: empty outputs and states, without a loop over the steps.
             n = [self.cell.units] * len(self.cell.get_initial_state(0))
             y = zeros([0, int(x.shape[1]), n[0]] if self.return_sequences else [0, n[0]], dtype=x.dtype)
             return [y, *(zeros([0, u], dtype=x.dtype) for u in n)] if self.return_state else y
         if self.go_backwards:
             x = _reverse_time(x)
-        if initial_state is None:
-            states = self.cell.get_initial_state(int(x.shape[0]))
-        else:
+            if mask is not None:
+                mask = _reverse_time(mask)
+        if initial_state is not None:
             states = list(initial_state) if isinstance(initial_state, (list, tuple)) else [initial_state]
             states = [convert_to_tensor(s) for s in states]
-        outputs = []
-        for x_t in unstack(x, axis=1):
-            out, states = self.cell(x_t, states)
+        elif carry and self.states is not None:
+            states = [v.read_value() for v in self.states]
+        else:
+            states = self.cell.get_initial_state(batch)
+        for reset in ("reset_dropout_mask", "reset_recurrent_dropout_mask"):
+            if hasattr(self.cell, reset):
+                getattr(self.cell, reset)()
+        step_masks = [None] * int(x.shape[1]) if mask is None else unstack(expand_dims(mask, -1), axis=1)
+        outputs: list[Any] = []
+        cell_kwargs = {"training": training} if training is not None else {}
+        for x_t, m in zip(unstack(x, axis=1), step_masks):
+            out, new_states = self.cell(x_t, states, **cell_kwargs)
+            new_states = list(new_states) if isinstance(new_states, (list, tuple)) else [new_states]
+            if m is not None:
+                # A masked step: the states carry over; the output repeats the last one (or is zeros).
+                held = zeros_like(out) if self.zero_output_for_mask or not outputs else outputs[-1]
+                out = where(m, out, held)
+                new_states = [where(m, new, old) for new, old in zip(new_states, states)]
             outputs.append(out)
+            states = new_states
+        if carry and self.states is not None:
+            for v, value in zip(self.states, states):
+                v.assign(value)
         y = stack(outputs, axis=1) if self.return_sequences else outputs[-1]
         if self.return_state:
             return [y, *states]
@@ -291,8 +420,10 @@ class GRU(_Recurrent):
 
 class Bidirectional(Layer):
     """Runs ``layer`` forwards and a copy backwards and merges the outputs
-    (``merge_mode``: ``"concat"``, ``"sum"``, ``"mul"``, ``"ave"`` or ``None`` for a list).
-    TF equivalent: ``tf.keras.layers.Bidirectional``."""
+    (``merge_mode``: ``"concat"``, ``"sum"``, ``"mul"``, ``"ave"`` or ``None`` for a list);
+    a Keras mask goes to both directions. TF equivalent: ``tf.keras.layers.Bidirectional``."""
+
+    supports_masking = True
 
     def __init__(self, layer: Any, merge_mode: str | None = "concat", backward_layer: Any = None,
                  **kwargs: Any) -> None:
@@ -306,7 +437,8 @@ class Bidirectional(Layer):
             cell = layer.cell
             kw = dict(activation=cell.activation, use_bias=cell.use_bias, return_sequences=layer.return_sequences,
                       return_state=layer.return_state, go_backwards=not layer.go_backwards, dtype=cell.dtype,
-                      name=f"backward_{layer.name}")
+                      stateful=layer.stateful, dropout=cell.dropout, recurrent_dropout=cell.recurrent_dropout,
+                      seed=cell.seed, name=f"backward_{layer.name}")
             if not isinstance(cell, SimpleRNNCell):
                 kw["recurrent_activation"] = cell.recurrent_activation
             backward_layer = type(layer)(cell.units, **kw)
@@ -314,6 +446,9 @@ class Bidirectional(Layer):
         self.backward_layer = backward_layer
         self.merge_mode = merge_mode
         self.return_sequences = layer.return_sequences
+        self.return_state = layer.return_state
+        # As Keras: with a mask, each direction's masked steps give zeros in the sequences.
+        layer.zero_output_for_mask = backward_layer.zero_output_for_mask = self.return_sequences
         self.dtype = layer.dtype
 
     @property
@@ -323,9 +458,27 @@ class Bidirectional(Layer):
 
     weights = variables
 
-    def call(self, inputs: Any, training: Any = None, **kwargs: Any) -> Any:
-        fwd = self.forward_layer(inputs)
-        bwd = self.backward_layer(inputs)
+    def reset_state(self) -> None:
+        """Zeros both directions' carried states (``stateful`` layers)."""
+        self.forward_layer.reset_state()
+        self.backward_layer.reset_state()
+
+    reset_states = reset_state
+
+    def compute_mask(self, inputs: Any, mask: Any = None) -> Any:
+        if isinstance(mask, (list, tuple)):
+            mask = mask[0]
+        out: Any = mask if self.return_sequences else None
+        if self.merge_mode is None:
+            out = [out, out]
+        if self.return_state:
+            n = len(self.forward_layer.cell.get_initial_state(0))
+            return [*(out if isinstance(out, list) else [out]), *(None for _ in range(2 * n))]
+        return out
+
+    def call(self, inputs: Any, training: Any = None, mask: Any = None, **kwargs: Any) -> Any:
+        fwd = self.forward_layer(inputs, training=training, mask=mask)
+        bwd = self.backward_layer(inputs, training=training, mask=mask)
         states: list[Any] = []
         if self.forward_layer.return_state:
             fwd, *fs = fwd
