@@ -4,9 +4,10 @@ A minimal set, enough for the labels, class names and small text pipelines of TF
 tutorials: ``length``, ``join``, ``reduce_join``, ``upper``, ``lower``, ``split``
 (of a scalar or a vector: a 1-D result, no ragged tensors), ``to_number``,
 ``as_string``, ``regex_full_match`` (Python's ``re`` syntax, which agrees with TF's
-RE2 on ordinary patterns), ``substr`` and ``strip``. They run eagerly on concrete
-tensors (not inside a ``gt.function`` trace) and are never differentiable: string
-tensors carry no gradients.
+RE2 on ordinary patterns), ``substr`` and ``strip``. They compute on concrete values:
+eagerly, or inside a ``gt.function`` as a ``py_function`` step of the graph (run on
+each call's values, so ``split``'s result may change length from call to call). They
+are never differentiable: string tensors carry no gradients.
 
 >>> import gradtape as gt
 >>> gt.strings.upper(gt.constant(["cat", "dog"])).numpy()
@@ -17,8 +18,9 @@ np.int32(6)
 
 from __future__ import annotations
 
+import functools
 import re
-from typing import Any
+from typing import Any, Callable, TypeVar
 
 import numpy as np
 
@@ -31,6 +33,56 @@ __all__ = [
     "as_string", "join", "length", "lower", "reduce_join", "regex_full_match", "split",
     "strip", "substr", "to_number", "upper",
 ]
+
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+class _Slot:
+    """Where the i-th tensor argument goes back when a traced call runs."""
+
+    def __init__(self, i: int) -> None:
+        self.i = i
+
+
+def _traceable(fn: _F) -> _F:
+    """Runs ``fn`` as it is eagerly; inside a ``gt.function`` trace, on the tensors it
+    was given (also inside lists), as a ``py_function`` step of the graph, so it
+    computes on each call's values."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if not _gradtape._is_tracing():
+            return fn(*args, **kwargs)
+        tensors: list[Tensor] = []
+
+        def pull(v: Any) -> Any:
+            if isinstance(v, Tensor):
+                tensors.append(v)
+                return _Slot(len(tensors) - 1)
+            if isinstance(v, (list, tuple)):
+                return type(v)(pull(e) for e in v)
+            return v
+
+        def put(v: Any, values: tuple) -> Any:
+            if isinstance(v, _Slot):
+                return values[v.i]
+            if isinstance(v, (list, tuple)):
+                return type(v)(put(e, values) for e in v)
+            return v
+
+        slotted_args = [pull(v) for v in args]
+        slotted_kwargs = {k: pull(v) for k, v in kwargs.items()}
+        if not tensors:  # Python values only: a constant of the trace
+            return fn(*args, **kwargs)
+        from ._everyday import py_function
+
+        def run(*values: Any) -> Any:
+            return fn(*(put(v, values) for v in slotted_args), **{k: put(v, values) for k, v in slotted_kwargs.items()})
+
+        return py_function(run, tensors, Tout=None)
+
+    return wrapper  # type: ignore[return-value]
 
 
 def _text(x: Any, op: str) -> np.ndarray:
@@ -54,6 +106,7 @@ def _map(a: np.ndarray, f: Any, otype: Any = object) -> np.ndarray:
     return out
 
 
+@_traceable
 def length(input: Any, unit: str = "BYTE", name: str | None = None) -> Tensor:
     """The length of each string, in bytes (``unit="BYTE"``) or Unicode characters
     (``"UTF8_CHAR"``), as ``int32``. TF equivalent: ``tf.strings.length``."""
@@ -66,6 +119,7 @@ def length(input: Any, unit: str = "BYTE", name: str | None = None) -> Tensor:
     raise ValueError(f"unit must be 'BYTE' or 'UTF8_CHAR', not {unit!r}")
 
 
+@_traceable
 def join(inputs: Any, separator: str = "", name: str | None = None) -> Tensor:
     """Elementwise concatenation of a list of string tensors (broadcast against
     each other), with ``separator`` between. TF equivalent: ``tf.strings.join``."""
@@ -82,6 +136,7 @@ def join(inputs: Any, separator: str = "", name: str | None = None) -> Tensor:
     return _strings(out)
 
 
+@_traceable
 def reduce_join(inputs: Any, axis: Any = None, keepdims: bool = False,
                 separator: str = "", name: str | None = None) -> Tensor:
     """Joins strings along ``axis`` (all axes when ``None``). TF equivalent:
@@ -110,22 +165,26 @@ def reduce_join(inputs: Any, axis: Any = None, keepdims: bool = False,
     return _strings(out)
 
 
+@_traceable
 def upper(input: Any, encoding: str = "", name: str | None = None) -> Tensor:
     """ASCII letters to upper case (other bytes unchanged, as TF with
     ``encoding=""``). TF equivalent: ``tf.strings.upper``."""
     return _strings(_map(_text(input, "StringUpper"), bytes.upper))
 
 
+@_traceable
 def lower(input: Any, encoding: str = "", name: str | None = None) -> Tensor:
     """ASCII letters to lower case. TF equivalent: ``tf.strings.lower``."""
     return _strings(_map(_text(input, "StringLower"), bytes.lower))
 
 
+@_traceable
 def strip(input: Any, name: str | None = None) -> Tensor:
     """Leading and trailing whitespace removed. TF equivalent: ``tf.strings.strip``."""
     return _strings(_map(_text(input, "StringStrip"), bytes.strip))
 
 
+@_traceable
 def split(input: Any, sep: str | bytes | None = None, maxsplit: int = -1,
           name: str | None = None) -> Tensor:
     """The pieces of a scalar string (or of all strings of a vector, one after the
@@ -160,6 +219,7 @@ def split(input: Any, sep: str | bytes | None = None, maxsplit: int = -1,
     return _strings(out)
 
 
+@_traceable
 def to_number(input: Any, out_type: Any = None, name: str | None = None) -> Tensor:
     """Parses each string as a number of ``out_type`` (``float32`` by default).
     TF equivalent: ``tf.strings.to_number``; an unparsable string is
@@ -192,6 +252,7 @@ def to_number(input: Any, out_type: Any = None, name: str | None = None) -> Tens
     return out if out.dtype == dt else _gradtape.cast(out, dt)
 
 
+@_traceable
 def as_string(input: Any, precision: int = -1, scientific: bool = False,
               shortest: bool = False, width: int = -1, fill: str = "",
               name: str | None = None) -> Tensor:
@@ -231,6 +292,7 @@ def as_string(input: Any, precision: int = -1, scientific: bool = False,
     return _strings(_map(a, fmt))
 
 
+@_traceable
 def regex_full_match(input: Any, pattern: str, name: str | None = None) -> Tensor:
     """Whether each whole string matches ``pattern``. TF equivalent:
     ``tf.strings.regex_full_match`` (RE2 there; Python's ``re`` here)."""
@@ -244,6 +306,7 @@ def regex_full_match(input: Any, pattern: str, name: str | None = None) -> Tenso
     return _gradtape.constant(_map(a, lambda b: rx.fullmatch(b) is not None, np.bool_))
 
 
+@_traceable
 def substr(input: Any, pos: Any, len: Any, unit: str = "BYTE",
            name: str | None = None) -> Tensor:
     """``len`` bytes (or UTF-8 characters) of each string from ``pos`` (negative:

@@ -604,3 +604,43 @@ def test_masks_through_a_functional_model_and_global_average_pooling():
         flat = L.Flatten()(emb(ids))
     assert any("does not support masking" in str(w.message) for w in caught)
     assert L.SimpleRNN(2)(gt.reshape(flat, [2, 4, 3])).shape == (2, 2)
+
+
+# --- gt.strings inside gt.function ---------------------------------------------------
+
+
+def test_strings_ops_inside_a_function_compute_on_each_calls_values():
+    traces = []
+
+    @gt.function
+    def words(s, n):
+        traces.append(1)
+        w = gt.strings.split(gt.strings.lower(gt.strings.strip(s)))
+        tagged = gt.strings.join([w, gt.strings.as_string(n)], separator="#")
+        return tagged, gt.strings.length(w) + n, gt.strings.regex_full_match(w, "[a-c]+")
+
+    t, lengths, match = words(gt.constant("  Abc B xyZ "), gt.constant(1))
+    np.testing.assert_array_equal(t.numpy(), [b"abc#1", b"b#1", b"xyz#1"])
+    np.testing.assert_array_equal(lengths.numpy(), [4, 2, 4])
+    np.testing.assert_array_equal(match.numpy(), [True, True, False])
+    # Same signature, other values: the graph runs the string ops again (no retrace),
+    # and split's result has another length.
+    t, lengths, _ = words(gt.constant("Q R"), gt.constant(7))
+    np.testing.assert_array_equal(t.numpy(), [b"q#7", b"r#7"])
+    np.testing.assert_array_equal(lengths.numpy(), [8, 8])
+    assert len(traces) == 1
+
+    @gt.function
+    def number(s):
+        return gt.strings.to_number(gt.strings.reduce_join(s, separator="")) * 2.0
+
+    assert float(number(gt.constant(["1", "2"]))) == 24.0
+    assert float(number(gt.constant(["4", "5"]))) == 90.0
+
+    @gt.function
+    def cut(s, pos):
+        return gt.strings.substr(s, pos, 2)
+
+    np.testing.assert_array_equal(cut(gt.constant(["hello"]), gt.constant(1)).numpy(), [b"el"])
+    with pytest.raises(gt.errors.InvalidArgumentError):
+        cut(gt.constant(["hello"]), gt.constant(9))
