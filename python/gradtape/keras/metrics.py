@@ -482,7 +482,7 @@ def _filter_top_k(x: Any, k: int) -> Any:
     from .._gradtape import one_hot
     from ..math import top_k as _top_k
 
-    if k > x.shape[-1]:
+    if x.ndim == 0 or k > x.shape[-1]:
         raise ValueError(f"top_k={k} is larger than the last dimension of y_pred {tuple(x.shape)}")
     idx = _top_k(x, k).indices
     mask = reduce_sum(one_hot(idx, int(x.shape[-1]), dtype=x.dtype), axis=-2)

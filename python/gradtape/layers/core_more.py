@@ -934,15 +934,16 @@ def _bilinear_weights(n_in: int, n_out: int) -> Any:
     as TF's kernel computes them)."""
     import numpy as np
 
+    if n_out == 0 or n_in == 0:
+        return np.zeros((n_out, n_in), np.float32)
     scale = np.float32(n_in) / np.float32(n_out)
+    src = (np.arange(n_out, dtype=np.float32) + np.float32(0.5)) * scale - np.float32(0.5)
+    low = np.floor(src)
+    lerp = src - low
+    rows = np.arange(n_out)
     w = np.zeros((n_out, n_in), np.float32)
-    for o in range(n_out):
-        src = (np.float32(o) + np.float32(0.5)) * scale - np.float32(0.5)
-        low = np.floor(src)
-        lerp = src - low
-        lo, hi = max(int(low), 0), min(int(np.ceil(src)), n_in - 1)
-        w[o, lo] += np.float32(1) - lerp
-        w[o, hi] += lerp
+    np.add.at(w, (rows, np.maximum(low.astype(np.int64), 0)), np.float32(1) - lerp)
+    np.add.at(w, (rows, np.minimum(np.ceil(src).astype(np.int64), n_in - 1)), lerp)
     return w
 
 
