@@ -868,6 +868,8 @@ class FBetaScore(Metric):
                 f"FBetaScore was built for {int(self.true_positives.shape[0])} classes, "
                 f"y_pred has shape {tuple(y_pred.shape)}"
             )
+        if y_pred.shape[0] == 0:
+            return  # an empty batch adds nothing
         if self.threshold is None:
             # each row's maximum is the positive (an all-zero row has none)
             top = reduce_max(y_pred, axis=-1, keepdims=True)

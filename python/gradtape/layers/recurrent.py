@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import activations, initializers
-from .._gradtape import concat, convert_to_tensor, gather, matmul, split, stack, unstack, zeros
+from .._gradtape import Tensor, concat, convert_to_tensor, gather, matmul, split, stack, unstack, zeros
 from ._base import Layer, in_example_run
 
 
@@ -322,8 +322,8 @@ class RNN(Layer):
         if carry and self.states is not None and int(self.states[0].shape[0]) != batch:
             raise ValueError(f"{self.name} is stateful with batch size {int(self.states[0].shape[0])}, "
                              f"called on a batch of {batch}; call reset_state() or keep the batch size")
-        if isinstance(mask, (list, tuple)):
-            mask = mask[0]
+        if isinstance(mask, (list, tuple)) and mask and all(m is None or isinstance(m, Tensor) for m in mask):
+            mask = mask[0]  # the masks of several inputs: the sequence's comes first
         if mask is not None:
             mask = cast(convert_to_tensor(mask), "bool")
             if tuple(mask.shape) != tuple(x.shape[:2]):
