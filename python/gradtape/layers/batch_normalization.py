@@ -45,7 +45,8 @@ class BatchNormalization(Layer):
     [1.01]
     """
 
-    supports_masking = True  # the input's Keras mask passes on to the output
+    # (No supports_masking: Keras' masked batch moments are not implemented here, so a
+    # mask is dropped with Keras' warning rather than passed on with other statistics.)
 
     def __init__(
         self,
