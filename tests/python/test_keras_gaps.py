@@ -644,3 +644,20 @@ def test_strings_ops_inside_a_function_compute_on_each_calls_values():
     np.testing.assert_array_equal(cut(gt.constant(["hello"]), gt.constant(1)).numpy(), [b"el"])
     with pytest.raises(gt.errors.InvalidArgumentError):
         cut(gt.constant(["hello"]), gt.constant(9))
+
+
+def test_a_stateful_gru_built_by_its_first_call_inside_a_function():
+    x = np.random.default_rng(6).normal(size=(2, 4, 3)).astype(np.float32)
+    layer = L.GRU(3, stateful=True)
+
+    @gt.function
+    def run(t):
+        return layer(t)
+
+    run(gt.constant(x))
+    second = run(gt.constant(x)).numpy()
+    ref = L.GRU(3)
+    ref(np.concatenate([x, x], 1))
+    for v, w in zip(ref.variables, layer.variables):
+        v.assign(w)
+    np.testing.assert_allclose(second, ref(np.concatenate([x, x], 1)).numpy(), rtol=1e-5, atol=1e-6)

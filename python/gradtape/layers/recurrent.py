@@ -23,9 +23,12 @@ def _orthogonal(shape: tuple, dtype: Any) -> Any:
 
     from .. import random
 
+    from .._everyday import init_scope
+
     rows, cols = int(shape[0]), int(shape[-1]) if len(shape) > 1 else 1
     flat = (max(rows, cols), min(rows, cols))
-    a = random.normal(list(flat), dtype="float64").numpy()
+    with init_scope():  # a concrete draw, also when the layer is built inside a gt.function
+        a = random.normal(list(flat), dtype="float64").numpy()
     q, r = np.linalg.qr(a)
     q = q * np.sign(np.diag(r))
     if rows < cols:
@@ -272,10 +275,12 @@ class RNN(Layer):
     def _make_states(self, batch: int) -> None:
         """The variables a ``stateful`` layer carries its states in (made by its first
         call on real data, of that call's batch size)."""
+        from .._everyday import init_scope
         from .._variable import Variable
 
-        self.states = [Variable(v, trainable=False, name=f"{self.name}/rnn_state", dtype=v.dtype)
-                       for v in self.cell.get_initial_state(batch)]
+        with init_scope():  # made once, also when the first call is inside a gt.function
+            self.states = [Variable(v, trainable=False, name=f"{self.name}/rnn_state", dtype=v.dtype)
+                           for v in self.cell.get_initial_state(batch)]
 
     def reset_state(self) -> None:
         """Zeros the states a ``stateful`` layer carries between calls.
