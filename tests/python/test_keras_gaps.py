@@ -1,6 +1,6 @@
 """Issue 16, the remaining Keras gaps: F1/FBeta scores, top_k / class_id precision and
 recall, multi-label AUC, bilinear UpSampling2D, Conv2DTranspose(output_padding),
-recurrent dropout / stateful / masks, and string ordering comparisons. Expected values
+recurrent dropout / stateful / masks, and gt.strings inside gt.function. Expected values
 come from Keras' formulas written in numpy here (or Keras' documented numbers, said so)."""
 
 from __future__ import annotations
@@ -376,25 +376,6 @@ def test_conv2d_transpose_output_padding_errors():
     # Keras' shapes: strides 2, 'same', output_padding 1 on 4x4 -> 8x8.
     y = L.Conv2DTranspose(2, 3, strides=2, padding="same", output_padding=1)(gt.ones([1, 4, 4, 3]))
     assert tuple(y.shape) == (1, 8, 8, 2)
-
-
-# --- string ordering comparisons ----------------------------------------------------
-
-
-def test_string_ordering_comparisons_are_invalid_arguments():
-    a = gt.constant(["a", "b"])
-    for f in (lambda: a < a, lambda: a > "x", lambda: a <= a, lambda: a >= a, lambda: gt.math.less(a, a),
-              lambda: gt.math.greater_equal(a, a)):
-        with pytest.raises(gt.errors.InvalidArgumentError, match="string"):
-            f()
-    np.testing.assert_array_equal((a == "a").numpy(), [True, False])
-
-    @gt.function
-    def lt(x):
-        return x < x
-
-    with pytest.raises(gt.errors.InvalidArgumentError):
-        lt(a)
 
 
 # --- recurrent layers: dropout, stateful, masks ---------------------------------------
