@@ -7,27 +7,13 @@ values are reproducible here but are not TF's numbers).
 [0.0, 0.0]
 """
 
-import math as _math
-
 from . import random as _random
+from ._gradtape import _variance_scaling
 from ._gradtape import cast as _cast
 from ._gradtape import eye as _eye
 from ._gradtape import fill as _fill
 from ._gradtape import ones as _ones
 from ._gradtape import zeros as _zeros
-
-
-def _fans(shape):
-    """Keras' ``compute_fans``: (fan_in, fan_out) of a kernel shape."""
-    shape = tuple(int(d) for d in shape)
-    if len(shape) < 1:
-        return 1, 1
-    if len(shape) == 1:
-        return shape[0], shape[0]
-    if len(shape) == 2:
-        return shape[0], shape[1]
-    recept = _math.prod(shape[:-2])
-    return shape[-2] * recept, shape[-1] * recept
 
 
 class Initializer:
@@ -127,18 +113,11 @@ class VarianceScaling(Initializer):
         self.scale, self.mode, self.distribution, self.seed = scale, mode, distribution, seed
 
     def __call__(self, shape, dtype="float32"):
-        dtype = dtype or "float32"
-        fan_in, fan_out = _fans(shape)
-        n = {"fan_in": fan_in, "fan_out": fan_out, "fan_avg": (fan_in + fan_out) / 2.0}[self.mode]
-        scale = self.scale / max(1.0, n)
-        shape = tuple(shape)
-        if self.distribution == "truncated_normal":
-            stddev = _math.sqrt(scale) / 0.87962566103423978
-            return _random.truncated_normal(shape, 0.0, stddev, dtype=dtype, seed=self.seed)
-        if self.distribution == "untruncated_normal":
-            return _random.normal(shape, 0.0, _math.sqrt(scale), dtype=dtype, seed=self.seed)
-        limit = _math.sqrt(3.0 * scale)
-        return _random.uniform(shape, -limit, limit, dtype=dtype, seed=self.seed)
+        # The fans, the variance and the distribution's numbers are the crate's
+        # (`gradtape::nn::layers::Draw::variance_scaling`, as its Dense kernels).
+        kind, a, b = _variance_scaling(tuple(shape), self.scale, self.mode, self.distribution)
+        sample = {"uniform": _random.uniform, "truncated_normal": _random.truncated_normal, "normal": _random.normal}
+        return sample[kind](tuple(shape), a, b, dtype=dtype or "float32", seed=self.seed)
 
 
 class GlorotUniform(VarianceScaling):

@@ -78,11 +78,10 @@ impl Activation {
     }
 }
 
-/// Keras' Glorot-uniform initializer: uniform on `±sqrt(6 / (fan_in + fan_out))`
-/// (from `gradtape::ops::uniform` with `seed`, so the Python `GlorotUniform(seed)`
-/// draws the same values). TF equivalent: `tf.keras.initializers.GlorotUniform`.
-pub fn glorot_uniform(shape: &[usize], dtype: DType, seed: Option<i64>) -> Result<Tensor> {
-    let (fan_in, fan_out) = match shape {
+/// Keras' `compute_fans`: `(fan_in, fan_out)` of a kernel shape (a convolution's
+/// receptive field multiplies both).
+pub fn fans(shape: &[usize]) -> (f64, f64) {
+    match shape {
         [] => (1.0, 1.0),
         [n] => (*n as f64, *n as f64),
         _ => {
@@ -92,11 +91,97 @@ pub fn glorot_uniform(shape: &[usize], dtype: DType, seed: Option<i64>) -> Resul
                 (shape[shape.len() - 1] * receptive) as f64,
             )
         }
-    };
-    // Keras' VarianceScaling(1, "fan_avg", "uniform"), in its order of operations.
-    let scale = 1.0 / f64::max(1.0, (fan_in + fan_out) / 2.0);
-    let limit = (3.0 * scale).sqrt();
-    crate::ops::random::uniform(shape, -limit, limit, dtype, seed)
+    }
+}
+
+/// The distribution a [`variance_scaling`] initializer draws from, with its
+/// arguments: uniform on `[a, b)`, or a (truncated) normal of mean `a` and standard
+/// deviation `b` (`ops::random`'s).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Draw {
+    Uniform(f64, f64),
+    TruncatedNormal(f64, f64),
+    Normal(f64, f64),
+}
+
+impl Draw {
+    /// Keras' `VarianceScaling(scale, mode, distribution)` for `shape`: the variance
+    /// `scale / max(1, n)`, `n` the fan in (`"fan_in"`), out (`"fan_out"`) or their
+    /// average (`"fan_avg"`); `distribution` `"uniform"` (on `±sqrt(3 variance)`),
+    /// `"truncated_normal"` (or `"normal"`: the standard deviation divided by
+    /// 0.8796..., the truncation's) or `"untruncated_normal"`. In Keras' order of
+    /// operations (the Python `gt.initializers` draw from these numbers).
+    pub fn variance_scaling(
+        shape: &[usize],
+        scale: f64,
+        mode: &str,
+        distribution: &str,
+    ) -> Result<Draw> {
+        const OP: &str = "VarianceScaling";
+        if !(scale > 0.0) {
+            return Err(Error::invalid(
+                OP,
+                format!("scale must be a positive float, got {scale}"),
+            ));
+        }
+        let (fan_in, fan_out) = fans(shape);
+        let n = match mode {
+            "fan_in" => fan_in,
+            "fan_out" => fan_out,
+            "fan_avg" => (fan_in + fan_out) / 2.0,
+            _ => return Err(Error::invalid(OP, format!("invalid mode {mode:?}"))),
+        };
+        let scale = scale / f64::max(1.0, n);
+        Ok(match distribution.to_ascii_lowercase().as_str() {
+            "truncated_normal" | "normal" => {
+                // The standard deviation of a standard normal truncated to [-2, 2].
+                Draw::TruncatedNormal(0.0, scale.sqrt() / 0.879_625_661_034_239_8)
+            }
+            "untruncated_normal" => Draw::Normal(0.0, scale.sqrt()),
+            "uniform" => {
+                let limit = (3.0 * scale).sqrt();
+                Draw::Uniform(-limit, limit)
+            }
+            _ => {
+                return Err(Error::invalid(
+                    OP,
+                    format!("invalid distribution {distribution:?}"),
+                ))
+            }
+        })
+    }
+
+    /// The draw's tensor of `shape` and `dtype` (`seed` the op seed, as
+    /// `ops::random`'s).
+    pub fn sample(&self, shape: &[usize], dtype: DType, seed: Option<i64>) -> Result<Tensor> {
+        use crate::ops::random;
+        match *self {
+            Draw::Uniform(a, b) => random::uniform(shape, a, b, dtype, seed),
+            Draw::TruncatedNormal(a, b) => random::truncated_normal(shape, a, b, dtype, seed),
+            Draw::Normal(a, b) => random::normal(shape, a, b, dtype, seed),
+        }
+    }
+}
+
+/// Keras' `VarianceScaling` initializer (see [`Draw::variance_scaling`]): a tensor
+/// of `shape` and `dtype`. TF equivalent: `tf.keras.initializers.VarianceScaling`.
+pub fn variance_scaling(
+    shape: &[usize],
+    scale: f64,
+    mode: &str,
+    distribution: &str,
+    dtype: DType,
+    seed: Option<i64>,
+) -> Result<Tensor> {
+    Draw::variance_scaling(shape, scale, mode, distribution)?.sample(shape, dtype, seed)
+}
+
+/// Keras' Glorot-uniform initializer: uniform on `±sqrt(6 / (fan_in + fan_out))`,
+/// `VarianceScaling(1, "fan_avg", "uniform")` (from `gradtape::ops::uniform` with
+/// `seed`, so the Python `GlorotUniform(seed)` draws the same values). TF equivalent:
+/// `tf.keras.initializers.GlorotUniform`.
+pub fn glorot_uniform(shape: &[usize], dtype: DType, seed: Option<i64>) -> Result<Tensor> {
+    variance_scaling(shape, 1.0, "fan_avg", "uniform", dtype, seed)
 }
 
 /// `activation(x @ kernel + bias)` over the last axis of `x` (inputs of rank above 2
@@ -312,5 +397,71 @@ mod tests {
         let p = probs.to_vec::<f32>().unwrap();
         assert!((p[0] + p[1] - 1.0).abs() < 1e-6);
         assert!(Sequential::new().is_empty());
+    }
+
+    #[test]
+    fn initializers_draw_the_python_initializers_values() {
+        // The values `gt.initializers` drew before it called this code (its own fans
+        // and scaling in Python, then `gt.random`), after `gt.random.set_seed(1)`:
+        // GlorotUniform(seed=3) of (3, 4) float32 (also `gt.layers.Dense(4,
+        // kernel_initializer=GlorotUniform(seed=3))` on 3 features), of (2, 3, 5)
+        // float64, HeNormal(seed=5) of (4, 2) float32, and VarianceScaling(2,
+        // "fan_out", "untruncated_normal", seed=7) of (3, 3) float64; the first five.
+        let _s = crate::ops::random::serial();
+        let first5 = |t: Tensor| -> Vec<f64> {
+            let v = t.cast(DType::F64).unwrap().to_vec::<f64>().unwrap();
+            v[..5].to_vec()
+        };
+        let cases: [(Tensor, [f64; 5]); 5] = [
+            {
+                crate::ops::random::set_seed(Some(1));
+                let t = glorot_uniform(&[3, 4], DType::F32, Some(3)).unwrap();
+                let w = [0.29728612303733826, -0.2828279137611389, -0.6354122161865234];
+                (t, [w[0], w[1], w[2], 0.6615937948226929, -0.5772815942764282])
+            },
+            {
+                crate::ops::random::set_seed(Some(1));
+                let d = Dense::with_options(3, 4, Activation::Linear, true, DType::F32, Some(3));
+                let w = [0.29728612303733826, -0.2828279137611389, -0.6354122161865234];
+                let t = d.unwrap().kernel.value_unrecorded();
+                (t, [w[0], w[1], w[2], 0.6615937948226929, -0.5772815942764282])
+            },
+            {
+                crate::ops::random::set_seed(Some(1));
+                let t = glorot_uniform(&[2, 3, 5], DType::F64, Some(3)).unwrap();
+                let w = [-0.18707303707572176, 0.4376031970159953, -0.1375332464045057];
+                (t, [w[0], w[1], w[2], 0.37655247620986665, 0.45592212542173816])
+            },
+            {
+                crate::ops::random::set_seed(Some(1));
+                let t = variance_scaling(&[4, 2], 2.0, "fan_in", "truncated_normal", DType::F32, Some(5));
+                let w = [0.1435403823852539, 1.5380715131759644, -1.1103193759918213];
+                (t.unwrap(), [w[0], w[1], w[2], 0.9088544845581055, 0.4992775321006775])
+            },
+            {
+                crate::ops::random::set_seed(Some(1));
+                let t = variance_scaling(&[3, 3], 2.0, "fan_out", "untruncated_normal", DType::F64, Some(7));
+                let w = [0.46591994545684573, -0.15971530700401082, 1.0392945332473398];
+                (t.unwrap(), [w[0], w[1], w[2], 0.7848374494624943, 0.34222837435079406])
+            },
+        ];
+        crate::ops::random::set_seed(None);
+        for (i, (t, want)) in cases.into_iter().enumerate() {
+            assert_eq!(first5(t), want, "case {i}");
+        }
+        // The scaling: Keras' numbers; bad arguments are errors.
+        let limit = (6.0f64 / 7.0).sqrt();
+        assert_eq!(
+            Draw::variance_scaling(&[3, 4], 1.0, "fan_avg", "uniform").unwrap(),
+            Draw::Uniform(-limit, limit)
+        );
+        // A 3x3 convolution from 2 to 8 channels: fan_in 18.
+        assert_eq!(
+            Draw::variance_scaling(&[3, 3, 2, 8], 2.0, "fan_in", "untruncated_normal").unwrap(),
+            Draw::Normal(0.0, (2.0f64 / 18.0).sqrt())
+        );
+        assert!(Draw::variance_scaling(&[3], 0.0, "fan_in", "uniform").is_err());
+        assert!(Draw::variance_scaling(&[3], 1.0, "fan", "uniform").is_err());
+        assert!(Draw::variance_scaling(&[3], 1.0, "fan_in", "cauchy").is_err());
     }
 }

@@ -1,10 +1,14 @@
 //! Optimizers with Keras 3's update rules: [`Sgd`] (with momentum and Nesterov),
 //! [`Adam`] (with AMSGrad), [`AdamW`], [`RmsProp`], [`Adagrad`], [`Nadam`], [`Adamax`],
 //! [`Adadelta`], [`Ftrl`] and [`Lion`], for float16, float32 and float64 variables
-//! (float16 computed as TF does: each operation rounded to float16), and for complex
-//! variables where the rule is defined on them ([`Rule::takes_complex`]).
+//! (float16 computed as TF does: each operation rounded to float16), and for
+//! complex64 and complex128 variables (every rule, with the operations of TF's
+//! training ops on complex numbers: `g * g` for the square, principal square roots
+//! and powers, `sign(z) = z / |z|`; where a rule takes a maximum or clips, complex
+//! numbers compare by modulus).
 //!
-//! Each step of a variable is one fused kernel ([`apply_update`]): a single pass over
+//! Each step of a variable is one fused kernel ([`apply_update`]), one generic
+//! function for every element type (real and complex): a single pass over
 //! the variable, its gradient and its slots (in parallel over chunks for big
 //! variables), writing the new value and the new slots. The updates are not recorded
 //! by tapes (as TF's are not). The Python package's optimizers (`gt.optimizers`) call
@@ -142,17 +146,6 @@ impl Rule {
         }
     }
 
-    /// Whether the rule updates complex variables: SGD, Adam without AMSGrad,
-    /// RMSprop and Adagrad (as TF's optimizers do, with `g * g` for the square); the
-    /// others (and AMSGrad's maximum) are defined on real numbers only.
-    pub fn takes_complex(&self) -> bool {
-        match *self {
-            Rule::Sgd { .. } | Rule::RmsProp { .. } | Rule::Adagrad { .. } => true,
-            Rule::Adam { amsgrad, .. } => !amsgrad,
-            _ => false,
-        }
-    }
-
     /// A slot's value before the first update (Adagrad's accumulator starts at
     /// `initial_accumulator_value`, the others at zero).
     pub fn slot_initial(&self, name: &str) -> f64 {
@@ -267,16 +260,6 @@ pub fn apply_update_with(
     grad_squared: Option<&Tensor>,
 ) -> Result<()> {
     check_update(var, grad)?;
-    if var.dtype().is_complex() && !rule.takes_complex() {
-        return Err(Error::dtype(
-            OP,
-            format!(
-                "{rule:?} updates real variables, '{}' is {}",
-                var.name(),
-                var.dtype().name()
-            ),
-        ));
-    }
     let names = rule.slot_names();
     if slots.len() != names.len() {
         return Err(Error::invalid(
@@ -353,12 +336,8 @@ fn update_now(
         let (new, new_slots) = match cur.dtype() {
             DType::F16 => fused::<f16>(rule, &cur, grad, &slot_values, step, grad_squared)?,
             DType::F32 => fused::<f32>(rule, &cur, grad, &slot_values, step, grad_squared)?,
-            DType::C64 => {
-                fused_complex::<Complex32>(rule, &cur, grad, &slot_values, step, grad_squared)?
-            }
-            DType::C128 => {
-                fused_complex::<Complex64>(rule, &cur, grad, &slot_values, step, grad_squared)?
-            }
+            DType::C64 => fused::<Complex32>(rule, &cur, grad, &slot_values, step, grad_squared)?,
+            DType::C128 => fused::<Complex64>(rule, &cur, grad, &slot_values, step, grad_squared)?,
             _ => fused::<f64>(rule, &cur, grad, &slot_values, step, grad_squared)?,
         };
         if var.store_if_current(&cur, new) {
@@ -370,43 +349,181 @@ fn update_now(
     }
 }
 
-/// The element types of the fused kernels.
-trait Elem: Float + Send + Sync + crate::dtype::Element {
+/// The real types a step's scalars (Adam's `α`, Nadam's momentum schedule, ...) are
+/// computed in: the variable's own dtype for real variables (as Keras 3 computes
+/// them), float64 for complex ones (rounded once to the element type).
+trait Coef: Float + Send + Sync {
     fn from_f64(v: f64) -> Self;
 }
-impl Elem for f32 {
+impl Coef for f32 {
     fn from_f64(v: f64) -> f32 {
         v as f32
     }
 }
-impl Elem for f64 {
+impl Coef for f64 {
     fn from_f64(v: f64) -> f64 {
         v
     }
 }
 /// float16 as TF computes it: every operation in float32, rounded to float16.
-impl Elem for f16 {
+impl Coef for f16 {
     fn from_f64(v: f64) -> f16 {
         f16::from_f64(v)
     }
 }
 
-/// `sign` as `tf.sign`: -1, 0 or 1, NaN for NaN.
-#[inline(always)]
-fn sign<T: Float>(a: T) -> T {
-    if a > T::zero() {
-        T::one()
-    } else if a < T::zero() {
-        -T::one()
-    } else {
-        a
-    }
+/// The element types of the fused kernel: float16, float32, float64, complex64 and
+/// complex128. One kernel ([`fused`]) holds every rule; what differs between real
+/// and complex elements is only these operations. On complex numbers they follow
+/// TF's training ops (`ApplyAdam`, `ApplyAdadelta`, `ApplyFtrl`, ... on
+/// complex64/complex128), whose formulas Keras 3's optimizers spell with the same
+/// ops: the square is `g * g` (not `|g|²`), `sqrt` and `pow` are the principal
+/// branches, `sign(z) = z / |z|` (as `tf.sign`), `abs` is the modulus. Where those
+/// formulas compare numbers, the complex elements compare moduli: see
+/// [`Elem::maximum`] and [`Elem::clip`].
+trait Elem:
+    Copy
+    + Send
+    + Sync
+    + crate::dtype::Element
+    + std::ops::Add<Output = Self>
+    + std::ops::Sub<Output = Self>
+    + std::ops::Mul<Output = Self>
+    + std::ops::Div<Output = Self>
+    + std::ops::Neg<Output = Self>
+{
+    /// The type of the step's scalars.
+    type Coef: Coef;
+    /// A real scalar as an element (a zero imaginary part for complex ones).
+    fn from_coef(c: Self::Coef) -> Self;
+    fn sqrt(self) -> Self;
+    /// `self ** p` for a real `p` (a complex `p`'s imaginary part is zero).
+    fn powf(self, p: Self) -> Self;
+    /// `|self|` (the modulus, a real element, for complex ones).
+    fn abs(self) -> Self;
+    /// `tf.sign`: -1, 0 or 1 (NaN for NaN); `z / |z|` (0 for 0) for complex `z`.
+    fn sign(self) -> Self;
+    /// `tf.maximum`, NaN propagating (AMSGrad's `v̂`, Adamax's norm). Complex: the
+    /// one of the larger modulus (the earlier on a tie). Keras 3 leaves this
+    /// undefined (TF's `maximum` takes no complex numbers; JAX and NumPy compare
+    /// them lexicographically); by modulus, AMSGrad keeps its point, a denominator
+    /// `|√v̂|` that never decreases, and Adamax's norm (real, `|g|`) is the real max.
+    fn maximum(self, other: Self) -> Self;
+    /// Ftrl's `clip(z, -l1, l1)` for a real `l1 ≥ 0` (`tf.clip_by_value`, NaN
+    /// staying NaN). Complex: `z` shrunk onto the disk `|z| ≤ l1`, as TF's
+    /// `ApplyFtrl` on complex computes it (`l1 sign(z)` where `|z| > l1`).
+    fn clip(self, l1: Self) -> Self;
 }
+
+macro_rules! real_elem {
+    ($($t:ty),*) => {$(
+        impl Elem for $t {
+            type Coef = $t;
+            #[inline(always)]
+            fn from_coef(c: $t) -> $t {
+                c
+            }
+            #[inline(always)]
+            fn sqrt(self) -> $t {
+                Float::sqrt(self)
+            }
+            #[inline(always)]
+            fn powf(self, p: $t) -> $t {
+                Float::powf(self, p)
+            }
+            #[inline(always)]
+            fn abs(self) -> $t {
+                Float::abs(self)
+            }
+            #[inline(always)]
+            fn sign(self) -> $t {
+                if self > <$t as num_traits::Zero>::zero() {
+                    <$t as num_traits::One>::one()
+                } else if self < <$t as num_traits::Zero>::zero() {
+                    -<$t as num_traits::One>::one()
+                } else {
+                    self
+                }
+            }
+            #[inline(always)]
+            fn maximum(self, other: $t) -> $t {
+                if self.is_nan() || self >= other {
+                    self
+                } else {
+                    other
+                }
+            }
+            #[inline(always)]
+            fn clip(self, l1: $t) -> $t {
+                if self > l1 {
+                    l1
+                } else if self < -l1 {
+                    -l1
+                } else {
+                    self
+                }
+            }
+        }
+    )*};
+}
+real_elem!(f16, f32, f64);
+
+macro_rules! complex_elem {
+    ($t:ty, $r:ty) => {
+        impl Elem for $t {
+            type Coef = f64;
+            #[inline(always)]
+            fn from_coef(c: f64) -> $t {
+                <$t>::new(c as $r, 0.0)
+            }
+            #[inline(always)]
+            fn sqrt(self) -> $t {
+                <$t>::sqrt(self)
+            }
+            #[inline(always)]
+            fn powf(self, p: $t) -> $t {
+                <$t>::powf(self, p.re)
+            }
+            #[inline(always)]
+            fn abs(self) -> $t {
+                <$t>::new(self.norm(), 0.0)
+            }
+            #[inline(always)]
+            fn sign(self) -> $t {
+                let n = self.norm();
+                if n == 0.0 {
+                    self
+                } else {
+                    self / n
+                }
+            }
+            #[inline(always)]
+            fn maximum(self, other: $t) -> $t {
+                if self.is_nan() || !(self.norm() < other.norm()) && !other.is_nan() {
+                    self
+                } else {
+                    other
+                }
+            }
+            #[inline(always)]
+            fn clip(self, l1: $t) -> $t {
+                let n = self.norm();
+                if n > l1.re {
+                    self * (l1.re / n)
+                } else {
+                    self
+                }
+            }
+        }
+    };
+}
+complex_elem!(Complex32, f32);
+complex_elem!(Complex64, f64);
 
 /// Nadam's `u_product` after `step` steps, as Keras 3 keeps it (one running product,
 /// in the variable's dtype): `Π_{k ≤ t} β1 (1 - ½ 0.96^k)`. Past 2000 factors the
 /// `0.96^k` term is below every dtype's precision, so the rest is `β1^(t - 2000)`.
-fn nadam_u_product<T: Elem>(beta_1: T, step: i64) -> T {
+fn nadam_u_product<T: Coef>(beta_1: T, step: i64) -> T {
     let (half, decay) = (T::from_f64(0.5), T::from_f64(0.96));
     let mut u = T::one();
     let exact = step.clamp(0, 2000);
@@ -419,16 +536,6 @@ fn nadam_u_product<T: Elem>(beta_1: T, step: i64) -> T {
     u
 }
 
-/// `max` propagating NaN (as `tf.maximum`).
-#[inline(always)]
-fn nan_max<T: Float>(a: T, b: T) -> T {
-    if a.is_nan() || a >= b {
-        a
-    } else {
-        b
-    }
-}
-
 /// The elements of a tensor, contiguous (a copy only for a strided layout).
 fn elems<T: Elem>(t: &Tensor) -> Result<std::borrow::Cow<'_, [T]>> {
     let a = t.array::<T>()?;
@@ -438,6 +545,7 @@ fn elems<T: Elem>(t: &Tensor) -> Result<std::borrow::Cow<'_, [T]>> {
     })
 }
 
+/// One step of every rule, for real and complex elements alike (see [`Elem`]).
 fn fused<T: Elem>(
     rule: &Rule,
     cur: &Tensor,
@@ -451,7 +559,10 @@ fn fused<T: Elem>(
     let s: Vec<std::borrow::Cow<'_, [T]>> = slots.iter().map(elems::<T>).collect::<Result<_>>()?;
     let sq = grad_squared.map(elems::<T>).transpose()?;
     let lr = step.learning_rate;
-    let c = T::from_f64;
+    // `k`: a scalar in the step's scalar type; `c`: a constant as an element.
+    let k = <T::Coef as Coef>::from_f64;
+    let c = |v: f64| T::from_coef(k(v));
+    let one = T::from_coef(<T::Coef as num_traits::One>::one());
     // Keras 3: weight decay first (`var -= var * weight_decay * lr`, in the variable's
     // dtype and that order), then the rule's update.
     let decay = step.weight_decay.map(|wd| (c(wd), c(lr)));
@@ -491,9 +602,11 @@ fn fused<T: Elem>(
         } => {
             // As Keras 3, in the variable's dtype: the step and the betas cast, then
             // `lr * sqrt(1 - b2^t) / (1 - b1^t)`.
-            let t = c(step.step as f64);
-            let one = T::one();
-            let alpha = c(lr) * (one - c(beta_2).powf(t)).sqrt() / (one - c(beta_1).powf(t));
+            let t = k(step.step as f64);
+            let o = <T::Coef as num_traits::One>::one();
+            let alpha = T::from_coef(
+                k(lr) * Float::sqrt(o - Float::powf(k(beta_2), t)) / (o - Float::powf(k(beta_1), t)),
+            );
             let (c1, c2, eps) = (c(1.0 - beta_1), c(1.0 - beta_2), c(epsilon));
             let sq_or_g: &[T] = sq.as_deref().unwrap_or(&g);
             let squared = sq.is_some();
@@ -509,7 +622,7 @@ fn fused<T: Elem>(
                     [&s[0], &s[1], &s[2]],
                     |x, g, q, [m, v, vh]| {
                         let (m, v) = moments(g, q, m, v);
-                        let vh = nan_max(vh, v);
+                        let vh = vh.maximum(v);
                         (dx(x) - (m * alpha) / (vh.sqrt() + eps), [m, v, vh])
                     },
                 )?;
@@ -579,17 +692,21 @@ fn fused<T: Elem>(
             beta_2,
             epsilon,
         } => {
-            // Keras 3's order, in the variable's dtype.
-            let one = T::one();
-            let (b1, b2, lr, eps) = (c(beta_1), c(beta_2), c(lr), c(epsilon));
-            let (half, decay) = (c(0.5), c(0.96));
-            let (t, t1) = (c(step.step as f64), c(step.step as f64 + 1.0));
-            let u_t = b1 * (one - half * decay.powf(t));
-            let u_t_1 = b1 * (one - half * decay.powf(t1));
+            // Keras 3's order; the schedule's scalars in the variable's dtype.
+            let o = <T::Coef as num_traits::One>::one();
+            let (b1, b2) = (k(beta_1), k(beta_2));
+            let (half, decay) = (k(0.5), k(0.96));
+            let (t, t1) = (k(step.step as f64), k(step.step as f64 + 1.0));
+            let u_t = b1 * (o - half * Float::powf(decay, t));
+            let u_t_1 = b1 * (o - half * Float::powf(decay, t1));
             let u_prod = nadam_u_product(b1, step.step);
             let u_prod_1 = u_prod * u_t_1;
-            let b2_power = b2.powf(t);
-            let (c1, c2) = (one - b1, one - b2);
+            let b2_power = Float::powf(b2, t);
+            let e = T::from_coef;
+            let (u_t, u_t_1, u_prod, u_prod_1, b2_power) =
+                (e(u_t), e(u_t_1), e(u_prod), e(u_prod_1), e(b2_power));
+            let (lr, eps) = (c(lr), c(epsilon));
+            let (c1, c2) = (one - e(b1), one - e(b2));
             let (n, [m, v]) = run(&x, &g, &g, [&s[0], &s[1]], |x, g, _, [m, v]| {
                 let m = m + (g - m) * c1;
                 let v = v + (g * g - v) * c2;
@@ -604,12 +721,11 @@ fn fused<T: Elem>(
             beta_2,
             epsilon,
         } => {
-            let one = T::one();
             let (lr, eps, c1, b2) = (c(lr), c(epsilon), c(1.0 - beta_1), c(beta_2));
-            let b1_power = c(beta_1).powf(c(step.step as f64));
+            let b1_power = T::from_coef(Float::powf(k(beta_1), k(step.step as f64)));
             let (n, [m, u]) = run(&x, &g, &g, [&s[0], &s[1]], |x, g, _, [m, u]| {
                 let m = m + (g - m) * c1;
-                let u = nan_max(b2 * u, g.abs());
+                let u = (b2 * u).maximum(g.abs());
                 (dx(x) - (lr * m) / ((one - b1_power) * (u + eps)), [m, u])
             })?;
             (n, vec![m, u])
@@ -642,23 +758,14 @@ fn fused<T: Elem>(
                 let new_acc = acc + g * g;
                 let lin = lin + (grad_to_use - ((new_acc.powf(p) - acc.powf(p)) / lr) * x);
                 let quadratic = new_acc.powf(p) / lr + two_l2;
-                // `clip` as `tf.clip_by_value` (NaN stays NaN).
-                let clipped = if lin > l1 {
-                    l1
-                } else if lin < -l1 {
-                    -l1
-                } else {
-                    lin
-                };
-                ((clipped - lin) / quadratic, [new_acc, lin])
+                ((lin.clip(l1) - lin) / quadratic, [new_acc, lin])
             })?;
             (n, vec![acc, lin])
         }
         Rule::Lion { beta_1, beta_2 } => {
-            let one = T::one();
             let (lr, b1, b2) = (c(lr), c(beta_1), c(beta_2));
             let (n, [m]) = run(&x, &g, &g, [&s[0]], |x, g, _, [m]| {
-                let update = sign(m * b1 + g * (one - b1));
+                let update = (m * b1 + g * (one - b1)).sign();
                 (dx(x) - lr * update, [m * b2 + g * (one - b2)])
             })?;
             (n, vec![m])
@@ -667,172 +774,6 @@ fn fused<T: Elem>(
     let tensor = |v: Vec<T>| -> Result<Tensor> {
         let a = crate::size::shaped(OP, shape, v)?;
         Ok(Tensor::new(<T as crate::dtype::Element>::wrap(
-            a.into_shared(),
-        )))
-    };
-    Ok((
-        tensor(new)?,
-        outs.into_iter().map(tensor).collect::<Result<_>>()?,
-    ))
-}
-
-/// The complex element types of the fused kernels.
-trait CElem:
-    Copy
-    + Send
-    + Sync
-    + crate::dtype::Element
-    + std::ops::Add<Output = Self>
-    + std::ops::Sub<Output = Self>
-    + std::ops::Mul<Output = Self>
-    + std::ops::Div<Output = Self>
-{
-    /// A real number as a complex one.
-    fn real(v: f64) -> Self;
-    fn sqrt(self) -> Self;
-    fn slice(a: &Tensor) -> Result<std::borrow::Cow<'_, [Self]>>;
-}
-
-macro_rules! celem {
-    ($t:ty, $r:ty) => {
-        impl CElem for $t {
-            fn real(v: f64) -> $t {
-                <$t>::new(v as $r, 0.0)
-            }
-            fn sqrt(self) -> $t {
-                <$t>::sqrt(self)
-            }
-            fn slice(t: &Tensor) -> Result<std::borrow::Cow<'_, [$t]>> {
-                let a = t.array::<$t>()?;
-                Ok(match a.as_slice() {
-                    Some(s) => std::borrow::Cow::Borrowed(s),
-                    None => std::borrow::Cow::Owned(a.iter().copied().collect()),
-                })
-            }
-        }
-    };
-}
-celem!(Complex32, f32);
-celem!(Complex64, f64);
-
-/// The complex variables' step (the rules of [`Rule::takes_complex`]), in the order of
-/// the real kernels: the hyperparameters as complex numbers with a zero imaginary
-/// part, `g * g` for the square, the principal square root; Adam's `α` computed in
-/// float64 first (as the Python optimizers compute it for complex variables).
-fn fused_complex<C: CElem>(
-    rule: &Rule,
-    cur: &Tensor,
-    grad: &Tensor,
-    slots: &[Tensor],
-    step: Step,
-    grad_squared: Option<&Tensor>,
-) -> Result<(Tensor, Vec<Tensor>)> {
-    let x = C::slice(cur)?;
-    let g = C::slice(grad)?;
-    let s: Vec<std::borrow::Cow<'_, [C]>> =
-        slots.iter().map(|t| C::slice(t)).collect::<Result<_>>()?;
-    let sq = grad_squared.map(|t| C::slice(t)).transpose()?;
-    let c = C::real;
-    let lr = c(step.learning_rate);
-    let decay = step.weight_decay.map(c);
-    let dx = move |x: C| match decay {
-        Some(wd) => x - x * wd * lr,
-        None => x,
-    };
-    let (new, outs) = match *rule {
-        Rule::Sgd { momentum, nesterov } => {
-            if momentum == 0.0 {
-                let (n, []) = run(&x, &g, &g, [], |x, g, _, []| (dx(x) - g * lr, []))?;
-                (n, vec![])
-            } else {
-                let mo = c(momentum);
-                let (n, [m]) = run(&x, &g, &g, [&s[0]], |x, g, _, [m]| {
-                    let m = m * mo - g * lr;
-                    let x = dx(x);
-                    (
-                        if nesterov {
-                            x + (m * mo - g * lr)
-                        } else {
-                            x + m
-                        },
-                        [m],
-                    )
-                })?;
-                (n, vec![m])
-            }
-        }
-        Rule::Adam {
-            beta_1,
-            beta_2,
-            epsilon,
-            ..
-        } => {
-            let t = step.step as f64;
-            let alpha =
-                c(step.learning_rate * (1.0 - beta_2.powf(t)).sqrt() / (1.0 - beta_1.powf(t)));
-            let (c1, c2, eps) = (c(1.0 - beta_1), c(1.0 - beta_2), c(epsilon));
-            let sq_or_g: &[C] = sq.as_deref().unwrap_or(&g);
-            let squared = sq.is_some();
-            let (n, [m, v]) = run(&x, &g, sq_or_g, [&s[0], &s[1]], |x, g, q, [m, v]| {
-                let q = if squared { q } else { g * g };
-                let m = m + (g - m) * c1;
-                let v = v + (q - v) * c2;
-                (dx(x) - (m * alpha) / (v.sqrt() + eps), [m, v])
-            })?;
-            (n, vec![m, v])
-        }
-        Rule::RmsProp {
-            rho,
-            momentum,
-            epsilon,
-            centered,
-        } => {
-            let (r, c1, eps, mo) = (c(rho), c(1.0 - rho), c(epsilon), c(momentum));
-            let with_momentum = momentum > 0.0;
-            let k = slots.len();
-            // Slots in `slot_names` order: velocity, [momentum], [average_gradient].
-            let zeros = vec![c(0.0); x.len()];
-            let m0: &[C] = if with_momentum { &s[1] } else { &zeros };
-            let a0: &[C] = if centered { &s[k - 1] } else { &zeros };
-            let (n, [v, m, a]) = run(&x, &g, &g, [&s[0], m0, a0], |x, g, _, [v, m, a]| {
-                let v = v * r + g * g * c1;
-                let (a, denom) = if centered {
-                    let a = a * r + g * c1;
-                    (a, v - a * a + eps)
-                } else {
-                    (a, v + eps)
-                };
-                let inc = (g * lr) / denom.sqrt();
-                if with_momentum {
-                    let m = m * mo + inc;
-                    (dx(x) - m, [v, m, a])
-                } else {
-                    (dx(x) - inc, [v, m, a])
-                }
-            })?;
-            let mut outs = vec![v];
-            if with_momentum {
-                outs.push(m);
-            }
-            if centered {
-                outs.push(a);
-            }
-            (n, outs)
-        }
-        Rule::Adagrad { epsilon, .. } => {
-            let eps = c(epsilon);
-            let (n, [acc]) = run(&x, &g, &g, [&s[0]], |x, g, _, [acc]| {
-                let acc = acc + g * g;
-                (dx(x) - (g * lr) / (acc + eps).sqrt(), [acc])
-            })?;
-            (n, vec![acc])
-        }
-        _ => return Err(Error::dtype(OP, format!("{rule:?} updates real variables"))),
-    };
-    let shape = cur.shape();
-    let tensor = |v: Vec<C>| -> Result<Tensor> {
-        let a = crate::size::shaped(OP, shape, v)?;
-        Ok(Tensor::new(<C as crate::dtype::Element>::wrap(
             a.into_shared(),
         )))
     };
@@ -958,12 +899,6 @@ impl State {
     ) -> Result<()> {
         for (g, v) in grads_and_vars {
             check_update(v, g)?;
-            if v.dtype().is_complex() && !rule.takes_complex() {
-                return Err(Error::dtype(
-                    OP,
-                    format!("{rule:?} updates real variables, '{}' is complex", v.name()),
-                ));
-            }
         }
         let step = self.iterations() + 1;
         let names = rule.slot_names();
@@ -1740,7 +1675,7 @@ mod tests {
                 assert!((g.to_f64() - w).abs() <= 2e-3, "{got:?} vs Keras {want:?}");
             }
         }
-        // Complex SGD: (1 + i) - 0.1 (2 - i) = 0.8 + 1.1i; Nadam refuses complex.
+        // Complex SGD: (1 + i) - 0.1 (2 - i) = 0.8 + 1.1i.
         let c = Variable::new(
             Tensor::from_vec(vec![Complex64::new(1.0, 1.0)], &[1]).unwrap(),
             true,
@@ -1750,7 +1685,67 @@ mod tests {
         Sgd::new(0.1).apply_gradients(&[(g.clone(), &c)]).unwrap();
         let got = c.value_unrecorded().to_vec::<Complex64>().unwrap()[0];
         assert!((got - Complex64::new(0.8, 1.1)).norm() < 1e-15, "{got}");
-        assert!(Nadam::new(0.1).apply_gradients(&[(g, &c)]).is_err());
+    }
+
+    #[test]
+    fn complex_variables_on_the_real_axis_follow_the_real_steps() {
+        // Every rule on complex numbers with zero imaginary parts is the real rule
+        // (the square, roots, powers, sign, maximum and clip agree there): five steps
+        // of each optimizer in complex128 against float64 and complex64 against
+        // float32, including a zero gradient element (sign 0, |0|).
+        let x0 = [1.0, -2.0, 0.5, 0.25];
+        let grads = |t: usize| [0.3 * t as f64, -1.0, if t <= 2 { 2.0 } else { 0.01 }, 0.0];
+        for (name, _) in KERAS {
+            let (mut real, mut cplx) = (optimizer(name), optimizer(name));
+            let r = Variable::new(Tensor::from_vec(x0.to_vec(), &[4]).unwrap(), true, None);
+            let c = Variable::new(
+                Tensor::from_vec(x0.map(|v| Complex64::new(v, 0.0)).to_vec(), &[4]).unwrap(),
+                true,
+                None,
+            );
+            let (mut real32, mut cplx32) = (optimizer(name), optimizer(name));
+            let r32 = Variable::new(
+                Tensor::from_vec(x0.map(|v| v as f32).to_vec(), &[4]).unwrap(),
+                true,
+                None,
+            );
+            let c32 = Variable::new(
+                Tensor::from_vec(x0.map(|v| Complex32::new(v as f32, 0.0)).to_vec(), &[4])
+                    .unwrap(),
+                true,
+                None,
+            );
+            for t in 1..=5 {
+                let g = grads(t);
+                let gc = g.map(|v| Complex64::new(v, 0.0)).to_vec();
+                real.apply_gradients(&[(Tensor::from_vec(g.to_vec(), &[4]).unwrap(), &r)])
+                    .unwrap();
+                cplx.apply_gradients(&[(Tensor::from_vec(gc, &[4]).unwrap(), &c)])
+                    .unwrap();
+                let g32 = g.map(|v| v as f32);
+                let gc32 = g32.map(|v| Complex32::new(v, 0.0)).to_vec();
+                real32
+                    .apply_gradients(&[(Tensor::from_vec(g32.to_vec(), &[4]).unwrap(), &r32)])
+                    .unwrap();
+                cplx32
+                    .apply_gradients(&[(Tensor::from_vec(gc32, &[4]).unwrap(), &c32)])
+                    .unwrap();
+            }
+            let want = r.value_unrecorded().to_vec::<f64>().unwrap();
+            let got = c.value_unrecorded().to_vec::<Complex64>().unwrap();
+            let want32 = r32.value_unrecorded().to_vec::<f32>().unwrap();
+            let got32 = c32.value_unrecorded().to_vec::<Complex32>().unwrap();
+            for i in 0..4 {
+                assert!(
+                    (got[i].re - want[i]).abs() <= 1e-12 && got[i].im == 0.0,
+                    "{name}: {got:?} vs {want:?}"
+                );
+                assert!(
+                    (got32[i].re - want32[i]).abs() <= 2e-6 && got32[i].im == 0.0,
+                    "{name}: {got32:?} vs {want32:?}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -10,7 +10,7 @@ use super::graph::call_n;
 use super::tensor::PyTensor;
 use super::variable::PyVariable;
 use crate::dtype::DType;
-use crate::nn::layers::{dense, Activation};
+use crate::nn::layers::{dense, Activation, Draw};
 use crate::nn::optimizers::{apply_update_with, Rule};
 
 /// A rule from its Python form: `(kind, [hyperparameters])`.
@@ -149,9 +149,31 @@ fn _dense(
     Ok(y.into())
 }
 
+/// Keras' `VarianceScaling(scale, mode, distribution)` for `shape` as `(sampler, a,
+/// b)`: the `gt.random` function to call (`"uniform"`, `"truncated_normal"`,
+/// `"normal"`) and its two numbers (see `gradtape::nn::layers::Draw`). The Python
+/// initializers (`GlorotUniform`, `HeNormal`, ...) draw from it.
+#[pyfunction]
+fn _variance_scaling(
+    shape: &Bound<'_, PyAny>,
+    scale: f64,
+    mode: &str,
+    distribution: &str,
+) -> PyResult<(&'static str, f64, f64)> {
+    let dims = super::args::dims_arg(shape)?;
+    Ok(
+        match Draw::variance_scaling(&dims, scale, mode, distribution)? {
+            Draw::Uniform(a, b) => ("uniform", a, b),
+            Draw::TruncatedNormal(a, b) => ("truncated_normal", a, b),
+            Draw::Normal(a, b) => ("normal", a, b),
+        },
+    )
+}
+
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_optimizer_slots, m)?)?;
     m.add_function(wrap_pyfunction!(_optimizer_update, m)?)?;
     m.add_function(wrap_pyfunction!(_dense, m)?)?;
+    m.add_function(wrap_pyfunction!(_variance_scaling, m)?)?;
     Ok(())
 }

@@ -163,16 +163,168 @@ def test_get_by_name_and_argument_checks():
         OPT.Nadam(momentum=0.5)
 
 
-def test_complex_and_integer_variables_are_refused_without_a_change():
-    c = gt.Variable(np.array([1 + 1j], np.complex64))
+def test_bfloat16_and_integer_variables_are_refused_without_a_change():
+    b = gt.Variable(gt.cast([1.0], "bfloat16"))
     r = gt.Variable([1.0])
     for make in (OPT.Nadam, OPT.Adamax, OPT.Adadelta, OPT.Ftrl, OPT.Lion):
         opt = make(0.1)
-        with pytest.raises(ValueError, match="real floating"):
-            opt.apply_gradients([(gt.constant([1.0]), r), (gt.constant(np.array([1j], np.complex64)), c)])
+        with pytest.raises(ValueError, match="complex128 variables; .* is bfloat16"):
+            opt.apply_gradients([(gt.constant([1.0]), r), (gt.cast([1.0], "bfloat16"), b)])
         assert r.numpy().tolist() == [1.0] and int(opt.iterations.numpy()) == 0
         with pytest.raises(ValueError, match="Invalid type"):
             opt.apply_gradients([(gt.constant([1]), gt.Variable([1]))])
+
+
+# Issue 17: every optimizer on complex variables, against its formula in numpy
+# complex128 (Keras 3's update rules with the operations of TF's training ops on complex
+# numbers: `g * g` for the square, principal square roots and powers, sign(z) = z / |z|;
+# AMSGrad's maximum and Ftrl's clip compare moduli; Adamax's norm is max(b2 u, |g|)).
+def _csign(z):
+    n = np.abs(z)
+    return np.where(n == 0, 0, z / np.where(n == 0, 1, n))
+
+
+def _np_adam(amsgrad=False, weight_decay=None, b1=0.9, b2=0.999, eps=1e-7):
+    def step(x, g, t, s, lr):
+        if weight_decay is not None:
+            x = x - x * weight_decay * lr
+        m = s.get("m", 0) + (g - s.get("m", 0)) * (1 - b1)
+        v = s.get("v", 0) + (g * g - s.get("v", 0)) * (1 - b2)
+        s.update(m=m, v=v)
+        if amsgrad:
+            vh = s.get("vh", np.zeros_like(v))
+            s["vh"] = vh = np.where(np.abs(v) > np.abs(vh), v, vh)
+            v = vh
+        alpha = lr * np.sqrt(1 - b2**t) / (1 - b1**t)
+        return x - m * alpha / (np.sqrt(v) + eps)
+
+    return step
+
+
+def _np_sgd_nesterov(x, g, t, s, lr, mo=0.9):
+    s["m"] = m = mo * s.get("m", 0) - lr * g
+    return x + mo * m - lr * g
+
+
+def _np_rmsprop(x, g, t, s, lr, rho=0.9, mo=0.5, eps=1e-7):
+    s["v"] = v = rho * s.get("v", 0) + (1 - rho) * g * g
+    s["a"] = a = rho * s.get("a", 0) + (1 - rho) * g
+    s["m"] = m = mo * s.get("m", 0) + lr * g / np.sqrt(v - a * a + eps)
+    return x - m
+
+
+def _np_adagrad(x, g, t, s, lr, eps=1e-7):
+    s["acc"] = acc = s.get("acc", 0.1) + g * g
+    return x - lr * g / np.sqrt(acc + eps)
+
+
+def _np_nadam(x, g, t, s, lr, b1=0.9, b2=0.999, eps=1e-7):
+    u = [b1 * (1 - 0.5 * 0.96**k) for k in range(1, t + 2)]
+    u_prod, u_t, u_t1 = np.prod(u[:t]), u[t - 1], u[t]
+    s["m"] = m = s.get("m", 0) + (g - s.get("m", 0)) * (1 - b1)
+    s["v"] = v = s.get("v", 0) + (g * g - s.get("v", 0)) * (1 - b2)
+    m_hat = u_t1 * m / (1 - u_prod * u_t1) + (1 - u_t) * g / (1 - u_prod)
+    return x - lr * m_hat / (np.sqrt(v / (1 - b2**t)) + eps)
+
+
+def _np_adamax(x, g, t, s, lr, b1=0.9, b2=0.999, eps=1e-7):
+    s["m"] = m = s.get("m", 0) + (g - s.get("m", 0)) * (1 - b1)
+    s["u"] = u = np.maximum(b2 * s.get("u", 0), np.abs(g))
+    return x - lr * m / ((1 - b1**t) * (u + eps))
+
+
+def _np_adadelta(x, g, t, s, lr, rho=0.95, eps=1e-7):
+    s["a"] = a = rho * s.get("a", 0) + (1 - rho) * g * g
+    delta = -np.sqrt(s.get("d", 0) + eps) * g / np.sqrt(a + eps)
+    s["d"] = rho * s.get("d", 0) + (1 - rho) * delta * delta
+    return x + lr * delta
+
+
+def _np_ftrl(x, g, t, s, lr, l1=0.01, l2=0.02, shrink=0.03, beta=0.1, p=0.5):
+    acc = s.get("acc", 0.1)
+    new_acc = acc + g * g
+    lin = s.get("lin", 0) + (g + 2 * shrink * x) - (new_acc**p - acc**p) / lr * x
+    s.update(acc=new_acc, lin=lin)
+    quadratic = new_acc**p / lr + 2 * (l2 + beta / (2 * lr))
+    clipped = np.where(np.abs(lin) > l1, l1 * _csign(lin), lin)
+    return (clipped - lin) / quadratic
+
+
+def _np_lion(x, g, t, s, lr, b1=0.9, b2=0.99):
+    m = s.get("m", 0)
+    s["m"] = b2 * m + (1 - b2) * g
+    return x - lr * _csign(b1 * m + (1 - b1) * g)
+
+
+NUMPY_COMPLEX = {
+    "SGD": (lambda: OPT.SGD(0.1), lambda x, g, t, s, lr: x - lr * g),
+    "SGDm": (lambda: OPT.SGD(0.1, momentum=0.9, nesterov=True), _np_sgd_nesterov),
+    "Adam": (lambda: OPT.Adam(0.1), _np_adam()),
+    "AdamAMSGrad": (lambda: OPT.Adam(0.1, amsgrad=True), _np_adam(amsgrad=True)),
+    "AdamW": (lambda: OPT.AdamW(0.1, weight_decay=0.05), _np_adam(weight_decay=0.05)),
+    "RMSprop": (lambda: OPT.RMSprop(0.1, momentum=0.5, centered=True), _np_rmsprop),
+    "Adagrad": (lambda: OPT.Adagrad(0.1), _np_adagrad),
+    "Nadam": (lambda: OPT.Nadam(0.1), _np_nadam),
+    "Adamax": (lambda: OPT.Adamax(0.1), _np_adamax),
+    "Adadelta": (lambda: OPT.Adadelta(0.1), _np_adadelta),
+    "Ftrl": (_ftrl, _np_ftrl),
+    "Lion": (lambda: OPT.Lion(0.1), _np_lion),
+}
+
+
+def _complex_grads(t):
+    # Step 3 has a zero element (Lion's sign(0) = 0, Adamax's |0|), step 4 a gradient
+    # that shrinks the second moment's modulus (AMSGrad keeps the larger).
+    g = np.array([0.3 * t - 0.2j, -1 + 0.1j * t, (2 if t <= 2 else 0.01) + 1j, 0.5 - 0.5j])
+    if t == 3:
+        g[3] = 0
+    if t == 4:
+        g[3] = 0.01j
+    return g
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+@pytest.mark.parametrize("name", sorted(NUMPY_COMPLEX))
+def test_complex_variables_follow_the_formula_in_numpy(name, dtype, monkeypatch):
+    make, formula = NUMPY_COMPLEX[name]
+    x0 = np.array([1 + 1j, -2 + 0.5j, 0.5 - 3j, 0.25 + 0.75j])
+    spy = _Spy(monkeypatch)
+    v = gt.Variable(x0.astype(dtype))
+    opt = make()
+    want, state = x0.copy(), {}
+    for t in range(1, 6):
+        g = _complex_grads(t)
+        opt.apply_gradients([(gt.constant(g.astype(dtype)), v)])
+        want = formula(want, g.astype(dtype).astype(np.complex128), t, state, 0.1)
+        got = v.numpy()
+        assert got.dtype == dtype
+        tol = 2e-5 if dtype == "complex64" else 1e-12
+        np.testing.assert_allclose(got, want, rtol=tol, atol=tol, err_msg=f"step {t}")
+    assert len(spy.kinds) == 5  # the crate's kernel, once a step
+    # The slots are complex too, under Keras' names.
+    for var in opt.variables[1:]:
+        assert var.dtype == dtype
+
+
+def test_complex_maximum_and_clip_by_modulus():
+    # AMSGrad: after g = 2j, v = 0.001 g*g = -0.004 = vhat. After g = 1.5, v = -0.004 +
+    # (2.25 + 0.004) 0.001 = -0.001746: a larger real part (a lexicographic maximum, as
+    # NumPy's, would take it) but a smaller modulus, so vhat stays -0.004.
+    v = gt.Variable(np.array([0j], np.complex128))
+    opt = OPT.Adam(0.1, amsgrad=True)
+    opt.apply_gradients([(gt.constant(np.array([2j])), v)])
+    vhat = next(s for s in opt.variables if s.name.endswith("vhat:0"))
+    np.testing.assert_allclose(vhat.numpy(), [0.001 * -4], rtol=1e-12)
+    opt.apply_gradients([(gt.constant(np.array([1.5 + 0j])), v)])
+    np.testing.assert_allclose(next(s for s in opt.variables if s.name.endswith("/v:0")).numpy(), [-0.001746])
+    np.testing.assert_allclose(vhat.numpy(), [-0.004], rtol=1e-12)
+    # Ftrl with l1 = 1: the first linear term z = g - (sqrt(0.1 + g*g) - sqrt(0.1)) / lr * x
+    # for x = 0 is g = 3 + 4j, |z| = 5 > 1: the variable becomes (z / |z| - z) / quadratic.
+    x = gt.Variable(np.array([0j], np.complex128))
+    OPT.Ftrl(0.5, l1_regularization_strength=1.0).apply_gradients([(gt.constant(np.array([3 + 4j])), x)])
+    z = 3 + 4j
+    quadratic = np.sqrt(0.1 + z * z) / 0.5
+    np.testing.assert_allclose(x.numpy(), [(z / 5 - z) / quadratic], rtol=1e-12)
 
 
 COMPLEX = {

@@ -187,14 +187,8 @@ class Optimizer:
         rule = self._native_rule()
         if rule is None:
             return None
-        if var.dtype.is_complex:
-            # The kernel's complex rules (`Rule::takes_complex`); AMSGrad's maximum
-            # and the other rules are real-only.
-            kind, params = rule
-            if not (kind in ("sgd", "rmsprop", "adagrad") or (kind == "adam" and not params[3])):
-                return None
-        elif var.dtype.name not in ("float16", "float32", "float64"):
-            return None
+        if not var.dtype.is_complex and var.dtype.name not in ("float16", "float32", "float64"):
+            return None  # bfloat16: the op chain of `_plan`
         owner = next(c for c in type(self).__mro__ if "_plan" in c.__dict__)
         if "_native_rule" not in owner.__dict__:
             return None  # a subclass's own `_plan`
