@@ -127,8 +127,22 @@ def roll(input: Any, shift: Any, axis: Any, name: str | None = None) -> Any:  # 
         n = x.shape[a]
         if n == 0 or s % n == 0:
             continue
-        x = _native.gather(x, (np.arange(n, dtype=np.int64) - s) % n, axis=a)
+        x = _gather_dense(x, _native.constant((np.arange(n, dtype=np.int64) - s) % n), a)
     return _native.identity(x)
+
+
+def _gather_dense(x: Any, at: Any, axis: int) -> Any:
+    """``gather(x, at, axis)`` for a permutation-like ``at`` (1-D, the axis' length) whose
+    gradient is a dense tensor (TF's ``Roll`` gradient), not ``IndexedSlices``: a
+    batched gather of rows with ``axis`` moved last."""
+    perm = [k for k in range(x.ndim) if k != axis] + [axis]
+    xt = x if axis == x.ndim - 1 else _native.transpose(x, perm)
+    shape = list(xt.shape)
+    lead = int(np.prod(shape[:-1], dtype=np.int64))
+    rows = _native.reshape(xt, [lead, shape[-1]])
+    picked = _native.gather(rows, _native.broadcast_to(at, [lead, shape[-1]]), batch_dims=1)
+    out = _native.reshape(picked, shape)
+    return out if axis == x.ndim - 1 else _native.transpose(out, list(np.argsort(perm)))
 
 
 def _roll_traced(x: Any, shift: Any, axes: list[int]) -> Any:
@@ -151,7 +165,7 @@ def _roll_traced(x: Any, shift: Any, axes: list[int]) -> Any:
             continue
         total = _native.reduce_sum(_native.gather(s, np.array(js, np.int64)))
         at = _native.floormod(_native.constant(np.arange(n, dtype=np.int64)) - total, _native.constant(np.int64(n)))
-        x = _native.gather(x, at, axis=a)
+        x = _gather_dense(x, at, a)
     return _native.identity(x)
 
 
@@ -242,7 +256,12 @@ def sort(values: Any, axis: int = -1, direction: str = "ASCENDING", name: str | 
     x, a, desc = _sort_setup(values, axis, direction)
     xl, back = _to_last(x, a)
     idx = _argsort_last(_native.stop_gradient(xl), desc)
-    out = _native.gather(xl, idx, axis=xl.ndim - 1, batch_dims=xl.ndim - 1)
+    # Gathered as rows of a 2-D batch: a dense gradient, as TF's (TopKV2's rule), also
+    # for a vector (whose plain gather would give IndexedSlices).
+    shape = list(xl.shape)
+    lead = int(np.prod(shape[:-1], dtype=np.int64))
+    rows = _native.reshape(xl, [lead, shape[-1]])
+    out = _native.reshape(_native.gather(rows, _native.reshape(idx, [lead, shape[-1]]), batch_dims=1), shape)
     return out if back is None else _native.transpose(out, back)
 
 
