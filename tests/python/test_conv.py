@@ -285,7 +285,9 @@ W5 = np.zeros((2, 2, 2, 2, 3), np.float32)
         (lambda: gt.nn.conv3d(X5, W5, 1, "FOO"), ValueError, "SAME"),
         (lambda: gt.nn.conv3d(X5, W5, 1, "SAME", data_format="NCDHW"), gt.errors.InvalidArgumentError, "NDHWC"),
         (lambda: gt.nn.conv3d(X5.astype(np.int32), W5.astype(np.int32), 1, "SAME"), TypeError, "int32"),
-        (lambda: gt.nn.conv3d(X5[:, :1], W5, 1, "VALID"), gt.errors.InvalidArgumentError, "negative"),
+        # (1 - 3 + 1) / 1 < 0 (a 2-deep filter would give an empty output, as TF)
+        (lambda: gt.nn.conv3d(X5[:, :1], np.zeros((3, 2, 2, 2, 3), np.float32), 1, "VALID"),
+         gt.errors.InvalidArgumentError, "negative"),
         (lambda: gt.nn.conv3d_transpose(np.zeros((1, 4, 4, 4, 2), np.float32), np.zeros((2, 2, 2, 3, 2), np.float32),
                                         [1, 5, 5, 5, 3], 1, "SAME"), gt.errors.InvalidArgumentError, "shape"),
         (lambda: gt.nn.conv3d_transpose(X5, W5, [1, 4, 4, 3], 1, "SAME"), gt.errors.InvalidArgumentError, "5 elements"),
