@@ -111,8 +111,10 @@ def roll(input: Any, shift: Any, axis: Any, name: str | None = None) -> Any:  # 
     """
     del name
     x = _t(input)
-    shifts = _int_list(shift, "shift")
     axes = _int_list(axis, "axis")
+    if isinstance(shift, _Tensor) and _symbolic(shift):
+        return _roll_traced(x, shift, axes)
+    shifts = _int_list(shift, "shift")
     if len(shifts) != len(axes):
         raise errors.InvalidArgumentError(
             f"shift and axis must have the same size, got {len(shifts)} and {len(axes)} [Op:Roll]"
@@ -125,7 +127,45 @@ def roll(input: Any, shift: Any, axis: Any, name: str | None = None) -> Any:  # 
         n = x.shape[a]
         if n == 0 or s % n == 0:
             continue
-        x = _native.gather(x, (np.arange(n, dtype=np.int64) - s) % n, axis=a)
+        x = _gather_dense(x, _native.constant((np.arange(n, dtype=np.int64) - s) % n), a)
+    return _native.identity(x)
+
+
+def _gather_dense(x: Any, at: Any, axis: int) -> Any:
+    """``gather(x, at, axis)`` for a permutation-like ``at`` (1-D, the axis' length) whose
+    gradient is a dense tensor (TF's ``Roll`` gradient), not ``IndexedSlices``: a
+    batched gather of rows with ``axis`` moved last."""
+    perm = [k for k in range(x.ndim) if k != axis] + [axis]
+    xt = x if axis == x.ndim - 1 else _native.transpose(x, perm)
+    shape = list(xt.shape)
+    lead = int(np.prod(shape[:-1], dtype=np.int64))
+    rows = _native.reshape(xt, [lead, shape[-1]])
+    picked = _native.gather(rows, _native.broadcast_to(at, [lead, shape[-1]]), batch_dims=1)
+    out = _native.reshape(picked, shape)
+    return out if axis == x.ndim - 1 else _native.transpose(out, list(np.argsort(perm)))
+
+
+def _roll_traced(x: Any, shift: Any, axes: list[int]) -> Any:
+    """``roll`` with shifts known only when the graph runs (TF's ``Roll`` node): the
+    gather positions ``(i - shift) mod n`` are computed in the graph."""
+    if shift.dtype.name not in ("int32", "int64") or shift.ndim > 1:
+        raise TypeError(f"`shift` must be an integer scalar or vector, got {shift.dtype.name} of rank {shift.ndim}")
+    m = 1 if shift.ndim == 0 else shift.shape[0]
+    if m != len(axes):
+        raise errors.InvalidArgumentError(
+            f"shift and axis must have the same size, got {m} and {len(axes)} [Op:Roll]"
+        )
+    s = _native.cast(_native.reshape(shift, [m]), _native.int64)
+    by_axis: dict[int, list[int]] = {}
+    for j, a in enumerate(axes):
+        by_axis.setdefault(_axis(a, x.ndim, "Roll"), []).append(j)
+    for a, js in sorted(by_axis.items()):
+        n = x.shape[a]
+        if n == 0:
+            continue
+        total = _native.reduce_sum(_native.gather(s, np.array(js, np.int64)))
+        at = _native.floormod(_native.constant(np.arange(n, dtype=np.int64)) - total, _native.constant(np.int64(n)))
+        x = _gather_dense(x, at, a)
     return _native.identity(x)
 
 
@@ -160,16 +200,12 @@ def _argsort_last(x: Any, descending: bool) -> Any:
             key = a
         idx = np.argsort(key, axis=-1, kind="stable")
         return _native.constant(idx.astype(np.int32))
-    # Traced: the rank of each element from pairwise comparisons (n² work).
-    xi = _native.expand_dims(x, -1)  # [..., n, 1]: element i
-    xj = _native.expand_dims(x, -2)  # [..., 1, n]: element j
-    before = _native.greater(xj, xi) if descending else _native.less(xj, xi)
-    tie = _native.logical_and(_native.equal(xj, xi), _native.constant(np.tril(np.ones((n, n), bool), -1)))
-    rank = _native.reduce_sum(
-        _native.cast(_native.logical_or(before, tie), _native.int32), axis=-1
-    )  # [..., n]: final position of element i
-    hit = _native.equal(_native.expand_dims(rank, -2), _native.constant(np.arange(n, dtype=np.int32)[:, None]))
-    return _native.cast(_native.argmax(_native.cast(hit, _native.int32), axis=-1), _native.int32)
+    # Traced: one sort node (TopKV2 of all n, descending by value, ties by position) on
+    # keys that put the wanted order first; exact for integers below 2**53.
+    keys = x if x.dtype.is_floating else _native.cast(x, _native.float64)
+    if not descending:
+        keys = _native.negative(keys)
+    return _native._top_k_indices(keys, n, True)
 
 
 def _sort_setup(values: Any, axis: Any, direction: Any) -> tuple[Any, int, bool]:
@@ -220,7 +256,12 @@ def sort(values: Any, axis: int = -1, direction: str = "ASCENDING", name: str | 
     x, a, desc = _sort_setup(values, axis, direction)
     xl, back = _to_last(x, a)
     idx = _argsort_last(_native.stop_gradient(xl), desc)
-    out = _native.gather(xl, idx, axis=xl.ndim - 1, batch_dims=xl.ndim - 1)
+    # Gathered as rows of a 2-D batch: a dense gradient, as TF's (TopKV2's rule), also
+    # for a vector (whose plain gather would give IndexedSlices).
+    shape = list(xl.shape)
+    lead = int(np.prod(shape[:-1], dtype=np.int64))
+    rows = _native.reshape(xl, [lead, shape[-1]])
+    out = _native.reshape(_native.gather(rows, _native.reshape(idx, [lead, shape[-1]]), batch_dims=1), shape)
     return out if back is None else _native.transpose(out, back)
 
 
@@ -512,11 +553,40 @@ def _mask(idx: Any, shape: list[int], k: int) -> Any:
     return _native.greater(_scatter_add(idx, ones, shape, k), _native.constant(0, dtype=_native.int32))
 
 
+def _last_of_each_index(idx: Any, shape: list[int], k: int) -> Any:
+    """Which updates are the last at their index (a bool tensor of ``idx.shape[:-1]``),
+    or ``None`` when no index repeats (known eagerly). Traced, the comparison is a
+    graph computation on the call's indices (one pair of updates at a time)."""
+    n = int(np.prod(idx.shape[:-1], dtype=np.int64))
+    if not _symbolic(idx):
+        a = np.asarray(idx.numpy()).reshape(n, k)
+        keep = np.ones(n, bool)
+        seen: set[tuple] = set()
+        for i in range(n - 1, -1, -1):
+            key = tuple(a[i].tolist())
+            keep[i] = key not in seen
+            seen.add(key)
+        return None if keep.all() else _native.constant(keep.reshape(idx.shape[:-1]))
+    if n < 2:
+        return None
+    # Each update's position in the row-major order of the indexed axes.
+    strides = np.ones(k, np.int64)
+    for j in range(k - 2, -1, -1):
+        strides[j] = strides[j + 1] * shape[j + 1]
+    flat = _native.cast(_native.reshape(idx, [n, k]), _native.int64)
+    lin = _native.reduce_sum(flat * _native.constant(strides), axis=1)
+    same = _native.equal(_native.expand_dims(lin, 1), _native.expand_dims(lin, 0))
+    later = _native.constant(np.triu(np.ones((n, n), bool), 1))
+    again = _native.reduce_any(_native.logical_and(same, later), axis=1)
+    return _native.reshape(_native.logical_not(again), list(idx.shape[:-1]))
+
+
 def tensor_scatter_nd_update(tensor: Any, indices: Any, updates: Any, name: str | None = None) -> Any:
     """``tensor`` with the values at ``indices`` replaced by ``updates`` (for a repeated
-    index the last update wins, as TF's CPU kernel). TF equivalent:
-    ``tf.tensor_scatter_nd_update``. Gradient: ``tensor`` gets the incoming gradient
-    outside ``indices``, ``updates`` the incoming gradient at ``indices``.
+    index the last update wins, as TF's CPU kernel, eagerly and inside a
+    ``gt.function``). TF equivalent: ``tf.tensor_scatter_nd_update``. Gradient:
+    ``tensor`` gets the incoming gradient outside ``indices``, ``updates`` the incoming
+    gradient at ``indices``.
 
     >>> import gradtape as gt
     >>> print(gt.tensor_scatter_nd_update([1, 2, 3, 4], [[1], [3]], [9, 10]))
@@ -526,24 +596,23 @@ def tensor_scatter_nd_update(tensor: Any, indices: Any, updates: Any, name: str 
     x, idx, upd, k = _tensor_scatter(tensor, indices, updates, "TensorScatterUpdate")
     shape = list(x.shape)
     mask = _mask(idx, shape, k)
+    keep = _last_of_each_index(idx, shape, k)
+    if keep is not None:
+        # Broadcast over each update's slice.
+        keep = _native.reshape(keep, list(keep.shape) + [1] * (upd.ndim - keep.ndim))
+        keep = _native.broadcast_to(keep, list(upd.shape))
     if x.dtype == _native.bool:
         as_int = _native.cast(upd, _native.int32)
+        if keep is not None:
+            as_int = _native.where(keep, as_int, _native.zeros_like(as_int))
         placed = _native.greater(_scatter_add(idx, as_int, shape, k), _native.constant(0, dtype=_native.int32))
         return _native.where(mask, placed, x)
     placed = _scatter_add(idx, upd, shape, k)
-    layers = _occurrence_layers(idx, k)
-    if layers is not None and len(layers) > 1:
+    if keep is not None:
         # A repeated index: the last update's value, while every update keeps TF's
         # gradient (the incoming one at its index), through the scatter-add above.
-        a = np.asarray(idx.numpy()).reshape(-1, k)
-        keep = np.ones(a.shape[0], bool)
-        seen: set[tuple] = set()
-        for i in range(a.shape[0] - 1, -1, -1):
-            key = tuple(a[i].tolist())
-            keep[i] = key not in seen
-            seen.add(key)
-        i_k, u_k = _take_updates(idx, upd, np.nonzero(keep)[0])
-        placed = placed - _native.stop_gradient(placed - _scatter_add(i_k, u_k, shape, k))
+        last = _scatter_add(idx, _native.where(keep, upd, _native.zeros_like(upd)), shape, k)
+        placed = placed - _native.stop_gradient(placed - last)
     return _native.where(mask, placed, x)
 
 

@@ -157,7 +157,18 @@ def invert_permutation(x: Any, name: str | None = None) -> Any:
         )
     if t.ndim != 1:
         raise errors.InvalidArgumentError(f"invert_permutation expects a 1D vector, got shape {list(t.shape)}")
-    v = _values(t)
+    if _native._is_symbolic(t):
+        # Traced: TF's checks at every call of the graph, and the inverse, which is
+        # the permutation's (stable) argsort, as a sort node.
+        from ._array_ops import _argsort_last
+
+        _native._effect(lambda vs: _inverse_permutation(np.asarray(vs[0].numpy())), [t], None)
+        return _native.cast(_argsort_last(_native.stop_gradient(t), False), t.dtype)
+    return _native.constant(_inverse_permutation(_values(t)), dtype=t.dtype)
+
+
+def _inverse_permutation(v: np.ndarray) -> np.ndarray:
+    """``v``'s inverse, or TF's ``InvalidArgumentError`` when ``v`` is no permutation."""
     n = v.shape[0]
     out = np.full(n, -1, dtype=v.dtype)
     for i, d in enumerate(v.tolist()):
@@ -166,7 +177,7 @@ def invert_permutation(x: Any, name: str | None = None) -> Any:
         if out[d] != -1:
             raise errors.InvalidArgumentError(f"{d} is duplicated in the input.")
         out[d] = i
-    return _native.constant(out, dtype=t.dtype)
+    return out
 
 
 def _monotonic(x: Any, strict: bool) -> Any:

@@ -353,39 +353,88 @@ def band_part(input: Any, num_lower: Any, num_upper: Any, name: str | None = Non
     return _native.where(mask, x, _native.zeros_like(x))
 
 
-def set_diag(input: Any, diagonal: Any, name: str = "set_diag", k: int = 0, align: str = "RIGHT_LEFT") -> Any:  # noqa: A002
-    """Each innermost matrix with its main diagonal (``k = 0``) replaced by ``diagonal``.
-    TF equivalent: ``tf.linalg.set_diag``. Gradient: the matrix gets the incoming one
-    off the diagonal, ``diagonal`` its diagonal part.
+_ALIGNS = ("RIGHT_LEFT", "LEFT_RIGHT", "LEFT_LEFT", "RIGHT_RIGHT")
+
+
+def _diag_positions(m: int, n: int, k0: int, k1: int, align: str) -> tuple[np.ndarray, int]:
+    """For each element of an ``m x n`` matrix, the flat index into the packed diagonals
+    (``[num_diags, max_diag_len]``, diagonal ``k1`` first) it takes under TF's
+    ``MatrixSetDiagV3`` rule, or -1 off the band; and the packed row length."""
+    max_len = min(m + min(k1, 0), n - max(k0, 0))
+    rows = np.arange(m)[:, None]
+    cols = np.arange(n)[None, :]
+    d = cols - rows
+    diag_len = np.minimum(n - np.maximum(d, 0), m + np.minimum(d, 0))
+    right = ((d >= 0) & align.startswith("RIGHT")) | ((d <= 0) & align.endswith("RIGHT"))
+    offset = np.where(right, max_len - diag_len, 0)
+    at = (k1 - d) * max_len + cols - np.maximum(d, 0) + offset
+    return np.where((d >= k0) & (d <= k1), at, -1), max_len
+
+
+def set_diag(input: Any, diagonal: Any, name: str = "set_diag", k: Any = 0, align: str = "RIGHT_LEFT") -> Any:  # noqa: A002
+    """Each innermost matrix with diagonals ``k`` replaced by ``diagonal``: ``k`` is one
+    diagonal offset (0 the main diagonal, > 0 above, < 0 below; ``diagonal`` is
+    ``[..., max_diag_len]``) or a pair ``(low, high)`` giving a band (``diagonal`` is
+    ``[..., high - low + 1, max_diag_len]``, diagonal ``high`` first). ``align``
+    (``"RIGHT_LEFT"``, ``"LEFT_RIGHT"``, ``"LEFT_LEFT"``, ``"RIGHT_RIGHT"``) says how
+    diagonals shorter than ``max_diag_len`` sit in their rows: the first word for those
+    above the main diagonal, the second for those below. TF equivalent:
+    ``tf.linalg.set_diag`` (``MatrixSetDiagV3``). Gradient: the matrix gets the
+    incoming one outside the band, ``diagonal`` the band's part, packed the same way.
 
     >>> import gradtape as gt
     >>> print(gt.linalg.set_diag(gt.zeros([2, 3]), [1.0, 2.0]))
     gt.Tensor(
     [[1. 0. 0.]
      [0. 2. 0.]], shape=(2, 3), dtype=float32)
+    >>> print(gt.linalg.set_diag(gt.zeros([3, 3]), [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]], k=(0, 1)))
+    gt.Tensor(
+    [[3. 1. 0.]
+     [0. 4. 2.]
+     [0. 0. 5.]], shape=(3, 3), dtype=float32)
     """
-    del name, align
+    del name
     x = _t(input)
     d = _t(diagonal, x.dtype)
-    if k != 0:
-        raise NotImplementedError("set_diag: only k=0 (the main diagonal) is supported")
-    if x.ndim < 2:
-        raise ValueError(f"input must be at least rank 2, got {x.ndim}")
-    m, n = x.shape[-2], x.shape[-1]
-    q = min(m, n)
-    if tuple(d.shape) != tuple(x.shape[:-2]) + (q,):
+    if align not in _ALIGNS:
+        raise ValueError(f"align must be one of {list(_ALIGNS)}, got {align!r}")
+    ks = _host(k, "k")
+    if ks.dtype.kind not in "iu" or ks.ndim > 1 or not 1 <= ks.size <= 2:
         raise errors.InvalidArgumentError(
-            f"diagonal must have shape {list(x.shape[:-2]) + [q]}, got {list(d.shape)} [Op:MatrixSetDiagV3]"
+            f"diag_index must be a scalar or a vector of 1 or 2 integers, got {ks.tolist()!r} [Op:MatrixSetDiagV3]"
         )
-    if x.size == 0:
+    k0, k1 = int(ks.reshape(-1)[0]), int(ks.reshape(-1)[-1])
+    if x.ndim < 2:
+        raise errors.InvalidArgumentError(
+            f"input must be at least 2-dim, received shape: {list(x.shape)} [Op:MatrixSetDiagV3]"
+        )
+    m, n = x.shape[-2], x.shape[-1]
+    if k0 > k1:
+        raise errors.InvalidArgumentError(
+            f"lower_diag_index must not be larger than upper_diag_index: {k0} > {k1} [Op:MatrixSetDiagV3]"
+        )
+    for v in (k0, k1):
+        if not (-m < v < n or v == 0):
+            raise errors.InvalidArgumentError(
+                f"diagonal index {v} is out of bound: it must be between {-m} and {n} (exclusive) "
+                f"[Op:MatrixSetDiagV3]"
+            )
+    pos, max_len = _diag_positions(m, n, k0, k1, align)
+    num = k1 - k0 + 1
+    want = list(x.shape[:-2]) + ([max_len] if num == 1 else [num, max_len])
+    if list(d.shape) != want:
+        raise errors.InvalidArgumentError(
+            f"diagonal must have shape {want}, got {list(d.shape)} [Op:MatrixSetDiagV3]"
+        )
+    if x.size == 0 or d.size == 0:
         return _native.identity(x)
-    # Row i of the embedded diagonal holds diagonal[i] in every column (rows ≥ q: any).
-    rows = np.minimum(np.arange(m), q - 1)
-    col = _native.gather(d, rows, axis=d.ndim - 1)  # [..., m]
-    embedded = _native.broadcast_to(_native.expand_dims(col, -1), list(x.shape))
-    eye = np.eye(m, n, dtype=bool)
-    mask = _native.broadcast_to(_native.constant(eye), list(x.shape))
-    return _native.where(mask, embedded, x)
+    # Every element takes the packed diagonal entry it maps to (off the band: any entry,
+    # discarded by the mask).
+    flat = _native.reshape(d, list(x.shape[:-2]) + [num * max_len])
+    taken = _native.gather(flat, np.maximum(pos, 0).reshape(-1), axis=flat.ndim - 1)
+    taken = _native.reshape(taken, list(x.shape))
+    mask = _native.broadcast_to(_native.constant(pos >= 0), list(x.shape))
+    return _native.where(mask, taken, x)
 
 
 def cross(a: Any, b: Any, name: str | None = None) -> Any:

@@ -146,11 +146,10 @@ def ensure_shape(x: Any, shape: Any, name: str | None = None) -> Any:
     return _native.identity(t)
 
 
-def _values(x: Any) -> np.ndarray | None:
-    t = x if isinstance(x, (_Tensor, _Variable)) else _native.convert_to_tensor(x)
-    if isinstance(t, _Tensor) and _native._is_symbolic(t):
-        return None  # traced: the values are not known while tracing
-    return np.asarray(t.numpy())
+def _tensor_of(x: Any) -> Any:
+    if isinstance(x, _Variable):
+        return x.read_value()
+    return x if isinstance(x, _Tensor) else _native.convert_to_tensor(x)
 
 
 def _fail(message: Any, default: str) -> None:
@@ -159,22 +158,32 @@ def _fail(message: Any, default: str) -> None:
 
 
 def _compare(x: Any, y: Any, op: Any, what: str, message: Any, summarize: Any) -> None:
+    """Checks ``op(x, y)`` everywhere: now when both values are known, else (inside a
+    ``gt.function`` trace) at every call of the graph, as TF's ``Assert`` node: a
+    failing call raises ``InvalidArgumentError``. Shapes that cannot broadcast are a
+    ``ValueError`` at once (TF's static check)."""
     del summarize
-    a, b = _values(x), _values(y)
-    if a is None or b is None:
-        return None
+    tx, ty = _tensor_of(x), _tensor_of(y)
     try:
-        ok = np.all(op(a, b))
+        np.broadcast_shapes(tuple(tx.shape), tuple(ty.shape))
     except ValueError:
-        raise ValueError(f"Shapes {a.shape} and {b.shape} are incompatible") from None
-    if not ok:
-        _fail(message, f"Condition x {what} y did not hold.\nx = {a}\ny = {b}")
+        raise ValueError(f"Shapes {tuple(tx.shape)} and {tuple(ty.shape)} are incompatible") from None
+
+    def check(values: Any) -> None:
+        a, b = (np.asarray(v.numpy()) for v in values)
+        if not np.all(op(a, b)):
+            _fail(message, f"Condition x {what} y did not hold.\nx = {a}\ny = {b}")
+
+    if _native._is_symbolic(tx) or _native._is_symbolic(ty):
+        _native._effect(check, [tx, ty], None)
+    else:
+        check([tx, ty])
     return None
 
 
 def assert_equal(x: Any, y: Any, message: Any = None, summarize: Any = None, name: str | None = None) -> None:
-    """Raises ``InvalidArgumentError`` unless ``x == y`` elementwise (broadcast).
-    Eager checks; inside a trace the values are unknown and nothing is checked.
+    """Raises ``InvalidArgumentError`` unless ``x == y`` elementwise (broadcast):
+    at once eagerly, at every call of the graph inside a ``gt.function``.
     TF equivalent: ``tf.debugging.assert_equal``.
 
     >>> import gradtape as gt

@@ -1,8 +1,9 @@
 //! Convolution and pooling kernels over NHWC (NDHWC) data: no tapes, no Python.
 //!
-//! A 2-D convolution is `im2col` (each output pixel's receptive field laid out as one
-//! row, zeros where the window reaches into the padding) followed by one matrix product
-//! with the `[kh*kw*c, o]` filter, through the matmul kernels. Its two backprops are the
+//! A 2-D or 3-D convolution is `im2col` (each output pixel's receptive field laid out as
+//! one row, zeros where the window reaches into the padding) followed by one matrix
+//! product with the `[kd*kh*kw*c, o]` filter, through the matmul kernels (a 2-D one has
+//! a depth of 1). Its two backprops are the
 //! transposed products: the input gradient multiplies by the filter's transpose and
 //! scatters the rows back (`col2im`), the filter gradient is `im2colᵀ @ dy`. Depthwise
 //! convolutions (one filter bank per input channel) use the same rows with small per
@@ -25,24 +26,34 @@ use crate::error::{Error, Result};
 /// Multiply-adds (or element visits) from which a kernel runs on the pool.
 pub const PAR_WORK: usize = 1 << 16;
 
-/// The shape arithmetic of one 2-D convolution (NHWC input, HWIO filter).
+/// The shape arithmetic of one 2-D or 3-D convolution (NHWC / NDHWC input, HWIO /
+/// DHWIO filter). A 2-D convolution is a 3-D one of depth 1 (`d`, `kd`, `od` 1, no
+/// depth padding) that keeps its 4-D shapes (`sp == 2`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ConvGeom {
+    /// Spatial axes of the shapes (2 or 3).
+    pub sp: usize,
     pub n: usize,
+    pub d: usize,
     pub h: usize,
     pub w: usize,
     pub c: usize,
+    pub kd: usize,
     pub kh: usize,
     pub kw: usize,
     /// Output channels (depthwise: the channel multiplier).
     pub o: usize,
+    pub sd: usize,
     pub sh: usize,
     pub sw: usize,
+    pub dd: usize,
     pub dh: usize,
     pub dw: usize,
-    /// Padding before the first row / column.
+    /// Padding before the first plane / row / column.
+    pub pf: usize,
     pub pt: usize,
     pub pl: usize,
+    pub od: usize,
     pub oh: usize,
     pub ow: usize,
     /// One filter bank per input channel (`DepthwiseConv2dNative`).
@@ -50,11 +61,20 @@ pub struct ConvGeom {
 }
 
 impl ConvGeom {
-    pub fn input_shape(&self) -> [usize; 4] {
-        [self.n, self.h, self.w, self.c]
+    /// `[n, (d,) h, w, c]`-style shape from its full 3-D form, the depth dropped in 2-D.
+    fn shape_of(&self, full: [usize; 5]) -> Vec<usize> {
+        if self.sp == 3 {
+            full.to_vec()
+        } else {
+            vec![full[0], full[2], full[3], full[4]]
+        }
     }
-    pub fn filter_shape(&self) -> [usize; 4] {
-        [self.kh, self.kw, self.c, self.o]
+    pub fn input_shape(&self) -> Vec<usize> {
+        self.shape_of([self.n, self.d, self.h, self.w, self.c])
+    }
+    pub fn filter_shape(&self) -> Vec<usize> {
+        let full = [self.kd, self.kh, self.kw, self.c, self.o];
+        full[5 - (self.sp + 2)..].to_vec()
     }
     pub fn out_channels(&self) -> usize {
         if self.depthwise {
@@ -63,30 +83,68 @@ impl ConvGeom {
             self.o
         }
     }
-    pub fn output_shape(&self) -> [usize; 4] {
-        [self.n, self.oh, self.ow, self.out_channels()]
+    pub fn output_shape(&self) -> Vec<usize> {
+        self.shape_of([self.n, self.od, self.oh, self.ow, self.out_channels()])
+    }
+    /// Output pixels of one image.
+    fn out_pixels(&self) -> usize {
+        self.od * self.oh * self.ow
+    }
+    /// Input elements of one image.
+    fn in_image(&self) -> usize {
+        self.d * self.h * self.w * self.c
+    }
+    /// Window taps.
+    fn taps(&self) -> usize {
+        self.kd * self.kh * self.kw
     }
     /// Columns of an im2col row.
     fn k(&self) -> usize {
-        self.kh * self.kw * self.c
+        self.taps() * self.c
     }
     /// Whether the im2col rows are the input itself (1×1 filter, stride 1, no padding).
     fn identity_cols(&self) -> bool {
-        self.kh == 1
-            && self.kw == 1
+        self.taps() == 1
+            && self.sd == 1
             && self.sh == 1
             && self.sw == 1
+            && self.pf == 0
             && self.pt == 0
             && self.pl == 0
+            && self.od == self.d
             && self.oh == self.h
             && self.ow == self.w
     }
-    /// The input row and column a window tap reads, or `None` in the padding.
+    /// `f(output pixel, tap, input pixel)` for each window tap of each output pixel of
+    /// one image that reads the input (not the padding), in scan order. Pixels are
+    /// indices within the image (`(z * h + y) * w + x`), taps within the window.
     #[inline(always)]
-    fn tap(&self, oy: usize, ox: usize, ky: usize, kx: usize) -> Option<(usize, usize)> {
-        let y = (oy * self.sh + ky * self.dh).checked_sub(self.pt)?;
-        let x = (ox * self.sw + kx * self.dw).checked_sub(self.pl)?;
-        (y < self.h && x < self.w).then_some((y, x))
+    fn each_tap(&self, mut f: impl FnMut(usize, usize, usize)) {
+        let axis = |o: usize, k: usize, s: usize, dil: usize, pad: usize, len: usize| {
+            (o * s + k * dil).checked_sub(pad).filter(|&i| i < len)
+        };
+        let mut p = 0;
+        for oz in 0..self.od {
+            for oy in 0..self.oh {
+                for ox in 0..self.ow {
+                    let mut t = 0;
+                    for kz in 0..self.kd {
+                        let z = axis(oz, kz, self.sd, self.dd, self.pf, self.d);
+                        for ky in 0..self.kh {
+                            let y = axis(oy, ky, self.sh, self.dh, self.pt, self.h);
+                            for kx in 0..self.kw {
+                                let x = axis(ox, kx, self.sw, self.dw, self.pl, self.w);
+                                if let (Some(z), Some(y), Some(x)) = (z, y, x) {
+                                    f(p, t, (z * self.h + y) * self.w + x);
+                                }
+                                t += 1;
+                            }
+                        }
+                    }
+                    p += 1;
+                }
+            }
+        }
     }
 }
 
@@ -120,36 +178,26 @@ fn contiguous<T: Clone>(a: &ndarray::ArcArray<T, IxDyn>) -> std::borrow::Cow<'_,
     }
 }
 
-/// The im2col rows of `x` (`[n*oh*ow, kh*kw*c]`, row-major).
+/// The im2col rows of `x` (`[n*od*oh*ow, kd*kh*kw*c]`, row-major).
 fn im2col<T: Float + Send + Sync>(op: &'static str, g: &ConvGeom, x: &[T]) -> Result<Vec<T>> {
     let k = g.k();
-    let rows = g.n * g.oh * g.ow;
+    let rows = g.n * g.out_pixels();
     let len = crate::size::num_elements(op, &[rows, k])?;
     crate::size::check_shape_of::<T>(op, &[rows, k])?;
     let mut cols = crate::size::try_vec_filled(op, len, T::zero())?;
-    let per = g.oh * g.ow * k;
-    let img = g.h * g.w * g.c;
+    let per = g.out_pixels() * k;
+    let img = g.in_image();
+    let c = g.c;
     per_image(&mut cols, per, len, |i, out| {
         let x = &x[i * img..(i + 1) * img];
-        for oy in 0..g.oh {
-            for ox in 0..g.ow {
-                let row = &mut out[(oy * g.ow + ox) * k..][..k];
-                for ky in 0..g.kh {
-                    for kx in 0..g.kw {
-                        if let Some((y, xx)) = g.tap(oy, ox, ky, kx) {
-                            let at = (ky * g.kw + kx) * g.c;
-                            // An element loop, not `copy_from_slice`: with few
-                            // channels (a first layer's one) a memcpy call per tap
-                            // costs more than the copy.
-                            let src = &x[(y * g.w + xx) * g.c..][..g.c];
-                            for (d, &v) in row[at..at + g.c].iter_mut().zip(src) {
-                                *d = v;
-                            }
-                        }
-                    }
-                }
+        g.each_tap(|p, t, px| {
+            // An element loop, not `copy_from_slice`: with few channels (a first
+            // layer's one) a memcpy call per tap costs more than the copy.
+            let row = &mut out[p * k + t * c..][..c];
+            for (d, &v) in row.iter_mut().zip(&x[px * c..][..c]) {
+                *d = v;
             }
-        }
+        });
     });
     Ok(cols)
 }
@@ -159,26 +207,17 @@ fn col2im<T: Float + Send + Sync>(op: &'static str, g: &ConvGeom, cols: &[T]) ->
     let k = g.k();
     let len = crate::size::check_shape_of::<T>(op, &g.input_shape())?;
     let mut x = crate::size::try_vec_filled(op, len, T::zero())?;
-    let img = g.h * g.w * g.c;
-    let per = g.oh * g.ow * k;
+    let img = g.in_image();
+    let per = g.out_pixels() * k;
+    let c = g.c;
     per_image(&mut x, img, cols.len(), |i, out| {
         let cols = &cols[i * per..(i + 1) * per];
-        for oy in 0..g.oh {
-            for ox in 0..g.ow {
-                let row = &cols[(oy * g.ow + ox) * k..][..k];
-                for ky in 0..g.kh {
-                    for kx in 0..g.kw {
-                        if let Some((y, xx)) = g.tap(oy, ox, ky, kx) {
-                            let at = (ky * g.kw + kx) * g.c;
-                            let dst = &mut out[(y * g.w + xx) * g.c..][..g.c];
-                            for (d, &s) in dst.iter_mut().zip(&row[at..at + g.c]) {
-                                *d = *d + s;
-                            }
-                        }
-                    }
-                }
+        g.each_tap(|p, t, px| {
+            let row = &cols[p * k + t * c..][..c];
+            for (d, &s) in out[px * c..][..c].iter_mut().zip(row) {
+                *d = *d + s;
             }
-        }
+        });
     });
     Ok(x)
 }
@@ -213,7 +252,7 @@ pub fn conv<T: Gemm + Float>(
     let out_shape = g.output_shape();
     let len = crate::size::check_shape_of::<T>(op, &out_shape)?;
     let (xs, ws) = (contiguous(x), contiguous(w));
-    let rows = g.n * g.oh * g.ow;
+    let rows = g.n * g.out_pixels();
     let k = g.k();
     if len == 0 {
         return shaped(op, &out_shape, Vec::new());
@@ -230,13 +269,13 @@ pub fn conv<T: Gemm + Float>(
             .map_err(|e| Error::Internal(format!("{op}: {e}")));
     }
     // Depthwise: out[p, c*m + j] = sum over taps t of cols[p, t*c + ci] * w[t, ci, j].
-    let (c, m, taps) = (g.c, g.o, g.kh * g.kw);
+    let (c, m, taps) = (g.c, g.o, g.taps());
     let mut out = crate::size::try_vec_filled(op, len, T::zero())?;
-    let per = g.oh * g.ow * c * m;
-    let cols_per = g.oh * g.ow * k;
+    let per = g.out_pixels() * c * m;
+    let cols_per = g.out_pixels() * k;
     per_image(&mut out, per, len * taps, |i, o| {
         let cols = &cols[i * cols_per..(i + 1) * cols_per];
-        for p in 0..g.oh * g.ow {
+        for p in 0..g.out_pixels() {
             let row = &cols[p * k..][..k];
             let orow = &mut o[p * c * m..][..c * m];
             for t in 0..taps {
@@ -266,7 +305,7 @@ pub fn backprop_input<T: Gemm + Float>(
     let in_shape = g.input_shape();
     let len = crate::size::check_shape_of::<T>(op, &in_shape)?;
     let (ws, dys) = (contiguous(w), contiguous(dy));
-    let rows = g.n * g.oh * g.ow;
+    let rows = g.n * g.out_pixels();
     let k = g.k();
     if len == 0 {
         return shaped(op, &in_shape, Vec::new());
@@ -276,7 +315,7 @@ pub fn backprop_input<T: Gemm + Float>(
         let d = matmul2(view2(&dys, rows, g.o), wv.reversed_axes())?;
         d.into_raw_vec_and_offset().0
     } else {
-        let (c, m, taps) = (g.c, g.o, g.kh * g.kw);
+        let (c, m, taps) = (g.c, g.o, g.taps());
         let n = crate::size::num_elements(op, &[rows, k])?;
         crate::size::check_shape_of::<T>(op, &[rows, k])?;
         let mut d = crate::size::try_vec_filled(op, n, T::zero())?;
@@ -314,7 +353,7 @@ pub fn backprop_filter<T: Gemm + Float>(
     let f_shape = g.filter_shape();
     let len = crate::size::check_shape_of::<T>(op, &f_shape)?;
     let (xs, dys) = (contiguous(x), contiguous(dy));
-    let rows = g.n * g.oh * g.ow;
+    let rows = g.n * g.out_pixels();
     let k = g.k();
     if len == 0 {
         return shaped(op, &f_shape, Vec::new());

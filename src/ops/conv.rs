@@ -1,15 +1,17 @@
-//! Convolutions (conv1d, conv2d, conv2d_transpose, depthwise_conv2d), pooling (max and
-//! average, 1 to 3 spatial axes) and fused batch normalization, all NHWC (NWC, NDHWC).
+//! Convolutions (conv1d, conv2d, conv2d_transpose, depthwise_conv2d, conv3d,
+//! conv3d_transpose), pooling (max and average, 1 to 3 spatial axes) and fused batch
+//! normalization, all NHWC (NWC, NDHWC).
 //!
-//! A 2-D convolution and its two backprops are three primitives over one geometry
-//! ([`ConvGeom`]): `Conv2D(x, w)`, `Conv2DBackpropInput(w, dy)` and
-//! `Conv2DBackpropFilter(x, dy)`. Each is bilinear, and the gradient of each is written
-//! with the other two (and itself), so gradients of gradients come free. The same holds
-//! for the depthwise trio (`DepthwiseConv2dNative*`). Max pooling's gradient
-//! (`MaxPoolGrad`, linear in `dy`) and its gradient (`MaxPoolGradGrad`) are likewise a
-//! pair; `AvgPool` and `AvgPoolGrad` are each other's adjoints. conv1d and
-//! conv2d_transpose are conv2d's primitives under other shapes, as in TF; fused batch
-//! normalization is composed of engine ops.
+//! A 2-D or 3-D convolution and its two backprops are three primitives over one
+//! geometry ([`ConvGeom`], a 2-D one being of depth 1): `Conv2D(x, w)`,
+//! `Conv2DBackpropInput(w, dy)` and `Conv2DBackpropFilter(x, dy)` (`Conv3D`,
+//! `Conv3DBackpropInputV2`, `Conv3DBackpropFilterV2`). Each is bilinear, and the gradient
+//! of each is written with the other two (and itself), so gradients of gradients come
+//! free. The same holds for the depthwise trio (`DepthwiseConv2dNative*`). Max pooling's
+//! gradient (`MaxPoolGrad`, linear in `dy`) and its gradient (`MaxPoolGradGrad`) are
+//! likewise a pair; `AvgPool` and `AvgPoolGrad` are each other's adjoints. conv1d and
+//! conv2d_transpose are conv2d's primitives under other shapes, as in TF (conv3d_transpose
+//! likewise conv3d's); fused batch normalization is composed of engine ops.
 
 use super::{grads, record, Grads, Op, VjpCx};
 use crate::error::{Error, Result};
@@ -87,87 +89,108 @@ fn out_dim(
     Ok((out as usize, before))
 }
 
-/// The geometry of a 2-D convolution of `x` (NHWC) with `w` (`[kh, kw, c, o]`).
+/// The geometry of a 2-D or 3-D convolution (`strides.len()` spatial axes) of `x`
+/// (NHWC / NDHWC) with `w` (`[kh, kw, c, o]` / `[kd, kh, kw, c, o]`).
 fn conv_geom(
     op: &'static str,
     x: &[usize],
     w: &[usize],
-    strides: [usize; 2],
+    strides: &[usize],
     padding: &Padding,
-    dilations: [usize; 2],
+    dilations: &[usize],
     depthwise: bool,
 ) -> Result<ConvGeom> {
-    if x.len() != 4 {
+    let sp = strides.len();
+    debug_assert!((sp == 2 || sp == 3) && dilations.len() == sp);
+    if x.len() != sp + 2 {
         return Err(Error::invalid(
             op,
-            format!("input must be 4-dimensional{x:?}"),
+            format!("input must be {}-dimensional{x:?}", sp + 2),
         ));
     }
-    if w.len() != 4 {
+    if w.len() != sp + 2 {
         return Err(Error::invalid(
             op,
-            format!("filter must be 4-dimensional: {w:?}"),
+            format!("filter must be {}-dimensional: {w:?}", sp + 2),
         ));
     }
-    if x[3] != w[2] {
+    if x[sp + 1] != w[sp] {
         return Err(Error::invalid(
             op,
             if depthwise {
                 format!(
                     "input and filter must have the same depth: {} vs {}",
-                    x[3], w[2]
+                    x[sp + 1],
+                    w[sp]
                 )
             } else {
                 format!(
                     "input depth must equal filter depth (grouped convolutions are not supported): {} vs {}",
-                    x[3], w[2]
+                    x[sp + 1],
+                    w[sp]
                 )
             },
         ));
     }
-    let pads: [Option<(usize, usize)>; 2] = match padding {
-        Padding::Explicit(p) if p.len() == 2 => [Some(p[0]), Some(p[1])],
+    let pads: Vec<Option<(usize, usize)>> = match padding {
+        Padding::Explicit(p) if p.len() == sp => p.iter().copied().map(Some).collect(),
         Padding::Explicit(p) => {
             let msg = format!(
-                "explicit padding needs one (before, after) pair per spatial dimension (2), got {}",
+                "explicit padding needs one (before, after) pair per spatial dimension ({sp}), got {}",
                 p.len()
             );
             return Err(Error::invalid(op, msg));
         }
-        _ => [None, None],
+        _ => vec![None; sp],
     };
     let same = *padding == Padding::Same;
-    let (oh, pt) = out_dim(op, x[1], w[0], strides[0], dilations[0], pads[0], same)?;
-    let (ow, pl) = out_dim(op, x[2], w[1], strides[1], dilations[1], pads[1], same)?;
+    // Per spatial axis (depth first; a 2-D convolution has a depth of 1):
+    // (input, kernel, stride, dilation, output, padding before).
+    let mut ax = [(1, 1, 1, 1, 1, 0); 3];
+    for i in 0..sp {
+        let (out, before) = out_dim(op, x[i + 1], w[i], strides[i], dilations[i], pads[i], same)?;
+        ax[3 - sp + i] = (x[i + 1], w[i], strides[i], dilations[i], out, before);
+    }
+    let [d, h, wd] = ax;
     let g = ConvGeom {
+        sp,
         n: x[0],
-        h: x[1],
-        w: x[2],
-        c: x[3],
-        kh: w[0],
-        kw: w[1],
-        o: w[3],
-        sh: strides[0],
-        sw: strides[1],
-        dh: dilations[0],
-        dw: dilations[1],
-        pt,
-        pl,
-        oh,
-        ow,
+        d: d.0,
+        h: h.0,
+        w: wd.0,
+        c: x[sp + 1],
+        kd: d.1,
+        kh: h.1,
+        kw: wd.1,
+        o: w[sp + 1],
+        sd: d.2,
+        sh: h.2,
+        sw: wd.2,
+        dd: d.3,
+        dh: h.3,
+        dw: wd.3,
+        pf: d.5,
+        pt: h.5,
+        pl: wd.5,
+        od: d.4,
+        oh: h.4,
+        ow: wd.4,
         depthwise,
     };
     crate::size::num_elements(op, &g.output_shape())?;
     Ok(g)
 }
 
-fn names(depthwise: bool) -> [&'static str; 3] {
-    if depthwise {
+/// The names of `g`'s three primitives (TF's op types).
+fn names(g: &ConvGeom) -> [&'static str; 3] {
+    if g.depthwise {
         [
             "DepthwiseConv2dNative",
             "DepthwiseConv2dNativeBackpropInput",
             "DepthwiseConv2dNativeBackpropFilter",
         ]
+    } else if g.sp == 3 {
+        ["Conv3D", "Conv3DBackpropInputV2", "Conv3DBackpropFilterV2"]
     } else {
         ["Conv2D", "Conv2DBackpropInput", "Conv2DBackpropFilter"]
     }
@@ -175,7 +198,7 @@ fn names(depthwise: bool) -> [&'static str; 3] {
 
 /// The convolution of geometry `g` (`x`, `w` of its shapes), recorded.
 fn conv_g(g: &ConvGeom, x: &Tensor, w: &Tensor) -> Result<Tensor> {
-    let op = names(g.depthwise)[0];
+    let op = names(g)[0];
     let out = Tensor::new(
         map_pair!(op, x.data(), w.data(), [F32, F64] via [F16], a, b => {
             k::conv(op, g, a, b)?
@@ -187,7 +210,7 @@ fn conv_g(g: &ConvGeom, x: &Tensor, w: &Tensor) -> Result<Tensor> {
 
 /// The input gradient of `g`'s convolution from the filter `w` and `dy`, recorded.
 fn backprop_input_g(g: &ConvGeom, w: &Tensor, dy: &Tensor) -> Result<Tensor> {
-    let op = names(g.depthwise)[1];
+    let op = names(g)[1];
     let out = Tensor::new(
         map_pair!(op, w.data(), dy.data(), [F32, F64] via [F16], a, b => {
             k::backprop_input(op, g, a, b)?
@@ -199,7 +222,7 @@ fn backprop_input_g(g: &ConvGeom, w: &Tensor, dy: &Tensor) -> Result<Tensor> {
 
 /// The filter gradient of `g`'s convolution from the input `x` and `dy`, recorded.
 fn backprop_filter_g(g: &ConvGeom, x: &Tensor, dy: &Tensor) -> Result<Tensor> {
-    let op = names(g.depthwise)[2];
+    let op = names(g)[2];
     let out = Tensor::new(
         map_pair!(op, x.data(), dy.data(), [F32, F64] via [F16], a, b => {
             k::backprop_filter(op, g, a, b)?
@@ -246,7 +269,7 @@ struct Conv {
 }
 impl Op for Conv {
     fn name(&self) -> &'static str {
-        names(self.g.depthwise)[0]
+        names(&self.g)[0]
     }
     fn batched(&self) -> bool {
         true
@@ -277,7 +300,7 @@ struct BackpropInput {
 }
 impl Op for BackpropInput {
     fn name(&self) -> &'static str {
-        names(self.g.depthwise)[1]
+        names(&self.g)[1]
     }
     fn batched(&self) -> bool {
         true
@@ -310,7 +333,7 @@ struct BackpropFilter {
 }
 impl Op for BackpropFilter {
     fn name(&self) -> &'static str {
-        names(self.g.depthwise)[2]
+        names(&self.g)[2]
     }
     fn batched(&self) -> bool {
         true
@@ -465,11 +488,13 @@ fn prim_batched(
     let (lead, bf) = lead_of(t, batch);
     let mut gb = g.clone();
     // The channel axis of (p, q, output) where depthwise blocks (and non-depthwise free
-    // channels) sit: images are NHWC (axis 3), filters HWCM (input channels, axis 2).
+    // channels) sit: images are NHWC / NDHWC (axis `sp + 1`), filters HWCO / DHWCO
+    // (input channels at `sp`, output channels at `sp + 1`).
+    let (fi, ch) = (g.sp, g.sp + 1);
     let (pa, qa, oa) = match prim {
-        Prim::Conv => (3, 2, 3),
-        Prim::Input => (2, 3, 3),
-        Prim::Filter => (3, 3, 2),
+        Prim::Conv => (ch, fi, ch),
+        Prim::Input => (fi, ch, ch),
+        Prim::Filter => (ch, ch, fi),
     };
     if g.depthwise {
         // Channel blocks: the unbatched argument is tiled, every row its own channels.
@@ -500,19 +525,19 @@ fn prim_batched(
     let (axis, out_axis) = match (prim, which) {
         (Prim::Conv, _) => {
             gb.o *= bf;
-            (3, 3)
+            (ch, ch)
         }
         (Prim::Input, _) => {
             gb.c *= bf;
-            (2, 3)
+            (fi, ch)
         }
         (Prim::Filter, 0) => {
             gb.c *= bf;
-            (3, 2)
+            (ch, fi)
         }
         (Prim::Filter, _) => {
             gb.o *= bf;
-            (3, 3)
+            (ch, ch)
         }
     };
     let moved = batch_into(t, batch, axis, 1)?;
@@ -544,7 +569,34 @@ pub fn conv2d(
     padding: &Padding,
     dilations: [usize; 2],
 ) -> Result<Tensor> {
-    let op = "Conv2D";
+    conv_nd("Conv2D", input, filters, &strides, padding, &dilations)
+}
+
+/// 3-D convolution of `input` (`[batch, depth, height, width, in_channels]`) with
+/// `filters` (`[filter_depth, filter_height, filter_width, in_channels,
+/// out_channels]`); `strides` and `dilations` per spatial axis (depth, height,
+/// width). TF equivalent: `tf.nn.conv3d` (NDHWC). Gradients: `Conv3DBackpropInputV2`
+/// and `Conv3DBackpropFilterV2`, themselves differentiable (the 2-D primitives over
+/// one more axis).
+pub fn conv3d(
+    input: &Tensor,
+    filters: &Tensor,
+    strides: [usize; 3],
+    padding: &Padding,
+    dilations: [usize; 3],
+) -> Result<Tensor> {
+    conv_nd("Conv3D", input, filters, &strides, padding, &dilations)
+}
+
+/// A 2-D or 3-D convolution (`strides.len()` spatial axes).
+fn conv_nd(
+    op: &'static str,
+    input: &Tensor,
+    filters: &Tensor,
+    strides: &[usize],
+    padding: &Padding,
+    dilations: &[usize],
+) -> Result<Tensor> {
     check_float(op, input)?;
     let g = conv_geom(
         op,
@@ -611,12 +663,58 @@ pub fn conv2d_transpose(
     dilations: [usize; 2],
 ) -> Result<Tensor> {
     let op = "Conv2DBackpropInput";
+    conv_transpose_nd(
+        op,
+        input,
+        filters,
+        output_shape,
+        &strides,
+        padding,
+        &dilations,
+    )
+}
+
+/// The transpose (adjoint) of [`conv3d`]: from `input` shaped like conv3d's output,
+/// the `output_shape`-shaped (NDHWC) tensor whose conv3d gradient it is. `filters` is
+/// `[filter_depth, filter_height, filter_width, output_channels, in_channels]`. TF
+/// equivalent: `tf.nn.conv3d_transpose` (op `Conv3DBackpropInputV2`).
+pub fn conv3d_transpose(
+    input: &Tensor,
+    filters: &Tensor,
+    output_shape: &[usize],
+    strides: [usize; 3],
+    padding: &Padding,
+    dilations: [usize; 3],
+) -> Result<Tensor> {
+    let op = "Conv3DBackpropInputV2";
+    conv_transpose_nd(
+        op,
+        input,
+        filters,
+        output_shape,
+        &strides,
+        padding,
+        &dilations,
+    )
+}
+
+/// The input gradient of a 2-D or 3-D convolution, as a transposed convolution.
+fn conv_transpose_nd(
+    op: &'static str,
+    input: &Tensor,
+    filters: &Tensor,
+    output_shape: &[usize],
+    strides: &[usize],
+    padding: &Padding,
+    dilations: &[usize],
+) -> Result<Tensor> {
     check_float(op, input)?;
-    if output_shape.len() != 4 {
+    let rank = strides.len() + 2;
+    if output_shape.len() != rank {
         return Err(Error::invalid(
             op,
             format!(
-                "output_shape must have 4 elements, got {}",
+                "output_shape must have {rank} elements, got {}",
                 output_shape.len()
             ),
         ));
@@ -630,11 +728,11 @@ pub fn conv2d_transpose(
         dilations,
         false,
     )?;
-    if input.shape() != g.output_shape() {
+    if input.shape() != g.output_shape().as_slice() {
         return Err(Error::invalid(
             op,
             format!(
-                "Conv2DCustomBackpropInput: input (out_backprop) has shape {:?}, but a conv2d from output_shape {output_shape:?} with this filter, strides and padding makes {:?}",
+                "input (out_backprop) has shape {:?}, but a convolution from output_shape {output_shape:?} with this filter, strides and padding makes {:?}",
                 input.shape(),
                 g.output_shape()
             ),
@@ -660,9 +758,9 @@ pub fn depthwise_conv2d(
         op,
         input.shape(),
         filter.shape(),
-        strides,
+        &strides,
         padding,
-        dilations,
+        &dilations,
         true,
     )?;
     conv_g(&g, input, filter)
@@ -1186,6 +1284,13 @@ pub(crate) mod saved {
             &["output_shape", "strides", "padding", "dilations"],
             conv2d_transpose,
         ),
+        OpDef::new("Conv3D", 2, &["strides", "padding", "dilations"], conv3d),
+        OpDef::new(
+            "Conv3DBackpropInputV2",
+            2,
+            &["output_shape", "strides", "padding", "dilations"],
+            conv3d_transpose,
+        ),
         OpDef::new("MaxPool", 1, &["ksize", "strides", "padding"], max_pool),
         OpDef::new("AvgPool", 1, &["ksize", "strides", "padding"], avg_pool),
         OpDef::new(
@@ -1218,6 +1323,31 @@ pub(crate) mod saved {
     fn conv2d(a: &Attrs, _: usize) -> Result<Forward> {
         let (s, p, d) = geometry("Conv2D", a)?;
         Ok(one_out(move |xs| ops::conv2d(&xs[0], &xs[1], s, &p, d)))
+    }
+
+    type Geometry3 = ([usize; 3], ops::Padding, [usize; 3]);
+
+    fn geometry3(op: &str, a: &Attrs) -> Result<Geometry3> {
+        Ok((
+            get(op, a, "strides")?,
+            get(op, a, "padding")?,
+            get(op, a, "dilations")?,
+        ))
+    }
+
+    fn conv3d(a: &Attrs, _: usize) -> Result<Forward> {
+        let (s, p, d) = geometry3("Conv3D", a)?;
+        Ok(one_out(move |xs| ops::conv3d(&xs[0], &xs[1], s, &p, d)))
+    }
+
+    fn conv3d_transpose(a: &Attrs, _: usize) -> Result<Forward> {
+        let op = "Conv3DBackpropInputV2";
+        let out: Vec<usize> = get(op, a, "output_shape")?;
+        crate::size::num_elements(op, &out)?;
+        let (s, p, d) = geometry3(op, a)?;
+        Ok(one_out(move |xs| {
+            ops::conv3d_transpose(&xs[0], &xs[1], &out, s, &p, d)
+        }))
     }
 
     fn depthwise(a: &Attrs, _: usize) -> Result<Forward> {
@@ -1324,6 +1454,10 @@ pub(super) mod python {
         [v[0], v[1]]
     }
 
+    fn three(v: Vec<usize>) -> [usize; 3] {
+        [v[0], v[1], v[2]]
+    }
+
     /// TF's `padding`: "SAME", "VALID", or explicit `[[0, 0], [before, after]..., [0, 0]]`.
     fn padding_arg(ob: &Bound<'_, PyAny>, n: usize, explicit: bool) -> PyResult<Padding> {
         if let Ok(s) = ob.extract::<String>() {
@@ -1420,6 +1554,75 @@ pub(super) mod python {
         let key = format!("{s:?},{p:?},{d:?}");
         let f = move |x: &Tensor, w: &Tensor| ops::conv2d(x, w, s, &p, d);
         Ok(call2(py, "Conv2D", || key, &x, &w, f)?.into())
+    }
+
+    /// 3-D convolution, NDHWC input ``[batch, depth, height, width, in_channels]``,
+    /// filters ``[filter_depth, filter_height, filter_width, in_channels,
+    /// out_channels]``. ``strides`` and ``dilations``: an int or a list of 1, 3 or 5
+    /// ints; ``padding``: ``"SAME"`` or ``"VALID"``. TF equivalent: ``tf.nn.conv3d``.
+    ///
+    /// >>> x = gt.reshape(gt.range(8.0), [1, 2, 2, 2, 1])
+    /// >>> print(gt.nn.conv3d(x, gt.ones([2, 2, 2, 1, 1]), [1, 1, 1, 1, 1], "SAME").numpy().ravel())
+    /// [28. 16. 18. 10. 22. 12. 13.  7.]
+    #[pyfunction]
+    #[pyo3(signature = (input, filters, strides, padding, data_format="NDHWC", dilations=None, name=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn conv3d(
+        py: Python<'_>,
+        input: &Bound<'_, PyAny>,
+        filters: &Bound<'_, PyAny>,
+        strides: &Bound<'_, PyAny>,
+        padding: &Bound<'_, PyAny>,
+        data_format: Option<&str>,
+        dilations: Option<&Bound<'_, PyAny>>,
+        name: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
+        let _ = name;
+        channels_last(data_format, "NDHWC")?;
+        let (x, w) = pair(input, filters)?;
+        let s = three(spatial(Some(strides), 3, "strides")?);
+        let d = three(spatial(dilations, 3, "dilations")?);
+        let p = padding_arg(padding, 3, false)?;
+        let key = format!("{s:?},{p:?},{d:?}");
+        let f = move |x: &Tensor, w: &Tensor| ops::conv3d(x, w, s, &p, d);
+        Ok(call2(py, "Conv3D", || key, &x, &w, f)?.into())
+    }
+
+    /// The transpose of conv3d (its gradient with respect to the input): ``input`` is
+    /// shaped like a conv3d output, ``filters`` is ``[filter_depth, filter_height,
+    /// filter_width, output_channels, in_channels]``, the result has ``output_shape``
+    /// (NDHWC). TF equivalent: ``tf.nn.conv3d_transpose``.
+    ///
+    /// >>> y = gt.nn.conv3d_transpose(gt.ones([1, 1, 1, 1, 1]), gt.ones([2, 2, 2, 1, 1]), [1, 2, 2, 2, 1], strides=1, padding="VALID")
+    /// >>> print(y.numpy().ravel())
+    /// [1. 1. 1. 1. 1. 1. 1. 1.]
+    #[pyfunction]
+    #[pyo3(signature = (input, filters, output_shape, strides, padding=None, data_format="NDHWC", dilations=None, name=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn conv3d_transpose(
+        py: Python<'_>,
+        input: &Bound<'_, PyAny>,
+        filters: &Bound<'_, PyAny>,
+        output_shape: &Bound<'_, PyAny>,
+        strides: &Bound<'_, PyAny>,
+        padding: Option<&Bound<'_, PyAny>>,
+        data_format: Option<&str>,
+        dilations: Option<&Bound<'_, PyAny>>,
+        name: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
+        let _ = name;
+        channels_last(data_format, "NDHWC")?;
+        let (x, w) = pair(input, filters)?;
+        let out = dims_arg(output_shape)?;
+        let s = three(spatial(Some(strides), 3, "strides")?);
+        let d = three(spatial(dilations, 3, "dilations")?);
+        let p = match padding.filter(|p| !p.is_none()) {
+            Some(p) => padding_arg(p, 3, false)?,
+            None => Padding::Same,
+        };
+        let key = format!("{out:?},{s:?},{p:?},{d:?}");
+        let f = move |x: &Tensor, w: &Tensor| ops::conv3d_transpose(x, w, &out, s, &p, d);
+        Ok(call2(py, "Conv3DBackpropInputV2", || key, &x, &w, f)?.into())
     }
 
     /// 1-D convolution, NWC input ``[batch, width, in_channels]``, filters
@@ -1713,6 +1916,8 @@ pub(super) mod python {
 
     expose! {
         fn conv2d in [nn]: "(input: TensorLike, filters: TensorLike, strides: int | Sequence[int], padding: str | Sequence[Sequence[int]], data_format: str | None = 'NHWC', dilations: int | Sequence[int] | None = None, name: str | None = None) -> Tensor";
+        fn conv3d in [nn]: "(input: TensorLike, filters: TensorLike, strides: int | Sequence[int], padding: str, data_format: str | None = 'NDHWC', dilations: int | Sequence[int] | None = None, name: str | None = None) -> Tensor";
+        fn conv3d_transpose in [nn]: "(input: TensorLike, filters: TensorLike, output_shape: ShapeLike, strides: int | Sequence[int], padding: str | None = None, data_format: str | None = 'NDHWC', dilations: int | Sequence[int] | None = None, name: str | None = None) -> Tensor";
         fn conv1d in [nn]: "(input: TensorLike, filters: TensorLike, stride: int | Sequence[int], padding: str | Sequence[Sequence[int]], data_format: str | None = 'NWC', dilations: int | Sequence[int] | None = None, name: str | None = None) -> Tensor";
         fn conv2d_transpose in [nn]: "(input: TensorLike, filters: TensorLike, output_shape: ShapeLike, strides: int | Sequence[int], padding: str | Sequence[Sequence[int]] | None = None, data_format: str | None = 'NHWC', dilations: int | Sequence[int] | None = None, name: str | None = None) -> Tensor";
         fn depthwise_conv2d in [nn]: "(input: TensorLike, filter: TensorLike, strides: int | Sequence[int], padding: str | Sequence[Sequence[int]], data_format: str | None = None, dilations: int | Sequence[int] | None = None, name: str | None = None) -> Tensor";
@@ -1808,6 +2013,19 @@ mod tests {
                 Box::new(|x, w| depthwise_conv2d(x, w, [1, 1], &Padding::Valid, [1, 1]).unwrap()),
             ),
             (
+                ramp(&[2, 3, 4, 3, 2]),
+                ramp(&[2, 2, 2, 2, 3]),
+                Box::new(|x, w| conv3d(x, w, [1, 2, 1], &Padding::Same, [1, 1, 1]).unwrap()),
+            ),
+            (
+                ramp(&[1, 2, 2, 2, 3]),
+                ramp(&[2, 2, 2, 2, 3]),
+                Box::new(|y, w| {
+                    conv3d_transpose(y, w, &[1, 3, 3, 3, 2], [2, 2, 2], &Padding::Same, [1, 1, 1])
+                        .unwrap()
+                }),
+            ),
+            (
                 x.clone(),
                 x,
                 Box::new(|x, y| {
@@ -1886,6 +2104,64 @@ mod tests {
             })
             .collect();
         close(&g2, &want);
+    }
+
+    #[test]
+    fn conv3d_is_a_sum_of_conv2d_over_the_depth_taps() {
+        // Depth stride 2, dilation 2 in height: each output plane z is the sum over the
+        // filter's depth taps t of conv2d(x[:, 2z + t], w[t]).
+        let x = ramp(&[2, 5, 5, 4, 2]);
+        let w = t64(
+            &(0..36).map(|v| (v % 7) as f64 - 3.).collect::<Vec<_>>(),
+            &[2, 3, 1, 2, 3],
+        );
+        let y = conv3d(&x, &w, [2, 1, 1], &Padding::Valid, [1, 2, 1]).unwrap();
+        assert_eq!(y.shape(), &[2, 2, 1, 4, 3]);
+        let plane = |t: &Tensor, axis: usize, i: usize| {
+            let idx: Vec<crate::ops::Index> = (0..axis)
+                .map(|_| crate::ops::Index::Slice {
+                    start: None,
+                    stop: None,
+                    step: 1,
+                })
+                .chain([crate::ops::Index::Int(i as i64)])
+                .collect();
+            crate::ops::strided_slice(t, &idx).unwrap()
+        };
+        let mut want = Vec::new();
+        for z in 0..2 {
+            let mut acc: Option<Tensor> = None;
+            for t in 0..2 {
+                let c = conv2d(
+                    &plane(&x, 1, 2 * z + t),
+                    &plane(&w, 0, t),
+                    [1, 1],
+                    &Padding::Valid,
+                    [2, 1],
+                )
+                .unwrap();
+                acc = Some(match acc {
+                    Some(a) => add(&a, &c).unwrap(),
+                    None => c,
+                });
+            }
+            want.push(expand_dims(&acc.unwrap(), 1).unwrap());
+        }
+        let want = crate::ops::concat(&want, 1).unwrap();
+        close(&vals(&y), &vals(&want));
+        // SAME in 3-D pads each axis as conv2d does (the smaller half first).
+        let y = conv3d(
+            &ramp(&[1, 2, 2, 2, 1]),
+            &t64(&[1.; 8], &[2, 2, 2, 1, 1]),
+            [1, 1, 1],
+            &Padding::Same,
+            [1, 1, 1],
+        )
+        .unwrap();
+        close(&vals(&y), &[28., 16., 18., 10., 22., 12., 13., 7.]);
+        // 2-D shapes are refused, and the other way round.
+        assert!(conv3d(&ramp(&[1, 2, 2, 1]), &w, [1; 3], &Padding::Same, [1; 3]).is_err());
+        assert!(conv2d(&x, &w, [1; 2], &Padding::Same, [1; 2]).is_err());
     }
 
     #[test]
@@ -1996,9 +2272,9 @@ mod tests {
             "Conv2D",
             x.shape(),
             w.shape(),
-            [1, 1],
+            &[1, 1],
             &Padding::Same,
-            [1, 1],
+            &[1, 1],
             false,
         )
         .unwrap();

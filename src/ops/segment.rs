@@ -253,28 +253,21 @@ macro_rules! bounds {
 bounds!(f32, f64, i32, i64);
 
 /// The reduction of `a`'s rows (`inner` elements each, row `r` to segment `ids[r]`;
-/// negative ids dropped) into `n` segments; an empty segment holds `empty` when given,
-/// else the reduction's identity (TF's unsorted fills: lowest, highest, 1).
-fn segment_kernel<T>(
+/// negative ids dropped) into `n` segments by `combine`, starting from `init`; an empty
+/// segment holds `empty` when given, else `init`.
+fn segment_kernel<T: Copy + Send + Sync>(
     a: &ndarray::ArcArray<T, ndarray::IxDyn>,
     ids: &[i64],
     n: usize,
     inner: usize,
-    how: Reduce,
+    init: T,
+    combine: impl Fn(T, T) -> T,
     empty: Option<T>,
-) -> Result<ndarray::ArrayD<T>>
-where
-    T: Bounds + num_traits::One + PartialOrd + std::ops::Mul<Output = T> + Send + Sync,
-{
+) -> Result<ndarray::ArrayD<T>> {
     let data = a.as_standard_layout();
     let flat = data
         .as_slice()
         .ok_or_else(|| Error::Internal("standard layout".into()))?;
-    let init = match how {
-        Reduce::Max => T::lowest(),
-        Reduce::Min => T::highest(),
-        Reduce::Prod => T::one(),
-    };
     let len = crate::size::num_elements("SegmentReduce", &[n, inner])?;
     let mut out = crate::size::try_vec("SegmentReduce", len)?;
     out.resize(len, init);
@@ -286,24 +279,7 @@ where
         let (o, i) = (id as usize * inner, r * inner);
         seen[id as usize] = true;
         for j in 0..inner {
-            let (p, q) = (out[o + j], flat[i + j]);
-            out[o + j] = match how {
-                Reduce::Max => {
-                    if q > p {
-                        q
-                    } else {
-                        p
-                    }
-                }
-                Reduce::Min => {
-                    if q < p {
-                        q
-                    } else {
-                        p
-                    }
-                }
-                Reduce::Prod => p * q,
-            };
+            out[o + j] = combine(out[o + j], flat[i + j]);
         }
     }
     if let Some(e) = empty {
@@ -313,6 +289,42 @@ where
     }
     ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(&[n, inner]), out)
         .map_err(|e| Error::Internal(format!("segment reduce: {e}")))
+}
+
+/// [`segment_kernel`] for an ordered element type: max, min or prod (TF's unsorted
+/// fills: lowest, highest, 1).
+fn segment_kernel_ordered<T>(
+    a: &ndarray::ArcArray<T, ndarray::IxDyn>,
+    ids: &[i64],
+    n: usize,
+    inner: usize,
+    how: Reduce,
+    empty: Option<T>,
+) -> Result<ndarray::ArrayD<T>>
+where
+    T: Bounds + num_traits::One + PartialOrd + std::ops::Mul<Output = T> + Send + Sync,
+{
+    match how {
+        Reduce::Max => segment_kernel(
+            a,
+            ids,
+            n,
+            inner,
+            T::lowest(),
+            |p, q| if q > p { q } else { p },
+            empty,
+        ),
+        Reduce::Min => segment_kernel(
+            a,
+            ids,
+            n,
+            inner,
+            T::highest(),
+            |p, q| if q < p { q } else { p },
+            empty,
+        ),
+        Reduce::Prod => segment_kernel(a, ids, n, inner, T::one(), |p, q| p * q, empty),
+    }
 }
 
 /// `data` reduced by segment; `sorted` ids (TF's `segment_*`) fill an empty segment
@@ -334,12 +346,23 @@ fn segment_reduce(
     }
     let rest = data.shape()[ids.ndim()..].to_vec();
     let inner: usize = rest.iter().product();
-    let out = Tensor::new(
-        map_dtypes!(op, data.data(), [F32, F64, I32, I64] via [F16], a => {
-            let empty = (sorted && how != Reduce::Prod).then(num_traits::Zero::zero);
-            segment_kernel(a, &idv, n, inner, how, empty)?
-        }),
-    );
+    let out = if data.dtype().is_complex() {
+        // Complex numbers have no order: products only (TF registers no complex
+        // segment max or min).
+        if how != Reduce::Prod {
+            return Err(Error::unsupported(op, data.dtype()));
+        }
+        Tensor::new(map_dtypes!(op, data.data(), [C64, C128], a => {
+            segment_kernel(a, &idv, n, inner, num_traits::One::one(), |p, q| p * q, None)?
+        }))
+    } else {
+        Tensor::new(
+            map_dtypes!(op, data.data(), [F32, F64, I32, I64] via [F16], a => {
+                let empty = (sorted && how != Reduce::Prod).then(num_traits::Zero::zero);
+                segment_kernel_ordered(a, &idv, n, inner, how, empty)?
+            }),
+        )
+    };
     let mut shape = vec![n];
     shape.extend_from_slice(&rest);
     let out = reshape(&out, &shape)?.fresh();
@@ -413,9 +436,11 @@ impl Op for SegmentReduce {
                 where_(&sel, &gw, &zeros_like(&gw)?)?
             }
             Reduce::Prod => {
+                // TF's formula, for complex data too: `dy * prod / x`, not conjugated
+                // (TF's `_UnsortedSegmentProdGrad` has no `conj`).
                 let zero = equal(x, &zeros_like(x)?)?;
-                let zeros = sum_by(&cast(&zero, x.dtype())?)?;
-                let one = crate::ops::unary::scalar_like(x, 1.0);
+                let zeros = sum_by(&cast(&zero, DType::I32)?)?;
+                let one = Tensor::from_vec(vec![1i32], &[])?;
                 let dy = where_(&greater(&zeros, &one)?, &zeros_like(dy)?, dy)?;
                 let nonzero = where_(&zero, &ones_like(x)?, x)?;
                 let nz_prod = segment_reduce(

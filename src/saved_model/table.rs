@@ -577,6 +577,17 @@ mod tests {
         let want = crate::ops::conv2d(&x, &w, s, &p, d).unwrap();
         assert_eq!(y[0].to_vec::<f32>().unwrap(), want.to_vec::<f32>().unwrap());
 
+        let x3 = Tensor::from_vec((0..27).map(|v| v as f32).collect(), &[1, 3, 3, 3, 1]).unwrap();
+        let w3 = Tensor::from_vec(vec![1.0f32, -1.0], &[2, 1, 1, 1, 1]).unwrap();
+        let (s3, d3) = ([1usize, 2, 1], [1usize, 1, 1]);
+        let y = round_trip(
+            "Conv3D",
+            &format!("{s3:?},{p:?},{d3:?}"),
+            &[x3.clone(), w3.clone()],
+        );
+        let want = crate::ops::conv3d(&x3, &w3, s3, &p, d3).unwrap();
+        assert_eq!(y[0].to_vec::<f32>().unwrap(), want.to_vec::<f32>().unwrap());
+
         let idx = vec![
             crate::ops::Index::Int(0),
             crate::ops::Index::Slice {

@@ -1324,6 +1324,50 @@ for _pad, _st, _dl in [("SAME", (1, 1), (1, 1)), ("VALID", (2, 2), (1, 1)), ("SA
         case=f"{_pad},s={_st},d={_dl}",
     )
 
+
+
+def _np_conv3d(x, w, strides, padding, dilations):
+    # Sum over the filter's depth taps of 2-D convolutions of the (strided) depth planes.
+    d = x.shape[1]
+    kd = w.shape[0]
+    od, front, back = _np_pads(d, kd, strides[0], dilations[0], padding)
+    xp = np.pad(x, [(0, 0), (front, max(back, 0)), (0, 0), (0, 0), (0, 0)])
+    planes = []
+    for z in range(od):
+        planes.append(sum(
+            _np_conv2d(xp[:, z * strides[0] + t * dilations[0]], w[t], strides[1:], padding, dilations[1:])
+            for t in range(kd)
+        ))
+    return np.stack(planes, axis=1)
+
+
+def _np_conv3d_transpose(x, w, out_shape, strides, padding):
+    # The adjoint of _np_conv3d (filters [kd, kh, kw, out, in]): <conv(z, w), x> = <z, T(x)>,
+    # so T(x) is the gradient of that inner product, read off column by column.
+    n = int(np.prod(out_shape))
+    basis = np.eye(n, dtype=x.dtype).reshape((n, *out_shape))
+    cols = [np.sum(_np_conv3d(b, w, strides, padding, (1, 1, 1)) * x) for b in basis]
+    return np.array(cols, dtype=x.dtype).reshape(out_shape)
+
+
+for _pad, _st, _dl in [("SAME", (1, 1, 1), (1, 1, 1)), ("VALID", (2, 1, 2), (1, 1, 1)),
+                       ("SAME", (1, 2, 1), (2, 1, 1)), ("VALID", (1, 1, 1), (1, 2, 2))]:
+    row(
+        "conv3d",
+        (lambda p, st, dl: lambda x, w: gt.nn.conv3d(x, w, [1, *st, 1], p, dilations=dl))(_pad, _st, _dl),
+        (lambda p, st, dl: lambda x, w: _np_conv3d(x, w, st, p, dl))(_pad, _st, _dl),
+        [((2, 4, 5, 4, 2), (2, 2, 2, 2, 3)), ((0, 3, 3, 3, 1), (1, 2, 1, 1, 2))],
+        case=f"{_pad},s={_st},d={_dl}",
+    )
+for _pad, _st, _out in [("SAME", (2, 1, 2), (1, 3, 4, 4, 2)), ("VALID", (1, 2, 1), (1, 3, 5, 3, 2))]:
+    row(
+        "conv3d_transpose",
+        (lambda p, st, o: lambda x, w: gt.nn.conv3d_transpose(x, w, o, [1, *st, 1], p))(_pad, _st, _out),
+        (lambda p, st, o: lambda x, w: _np_conv3d_transpose(x, w, o, st, p))(_pad, _st, _out),
+        [({"SAME": (1, 2, 4, 2, 3), "VALID": (1, 2, 2, 2, 3)}[_pad], (2, 2, 2, 2, 3))],
+        case=f"{_pad},s={_st}",
+    )
+
 # Pools: distinct values (no ties) so max pooling is smooth around the sample.
 for _pad in ["SAME", "VALID"]:
     for _k, _s in [((2, 2), (2, 2)), ((3, 3), (2, 2)), ((3, 2), (1, 2))]:
@@ -1548,6 +1592,31 @@ row("band_part", lambda x: gt.linalg.band_part(x, 1, 0), lambda x: np.tril(np.tr
 row("set_diag", gt.linalg.set_diag,
     lambda x, d: (lambda o: (o.__setitem__((..., np.arange(2), np.arange(2)), d), o)[1])(x.copy()),
     [((2, 3), (2,)), ((2, 3, 2), (2, 2))])
+
+
+def _np_set_diag(x, diag, k, align="RIGHT_LEFT"):
+    # Diagonal by diagonal: d's entries run down the rows; a short one sits at the right
+    # of its packed row when ``align`` says so (first word: d >= 0, second: d <= 0).
+    k0, k1 = (k, k) if np.ndim(k) == 0 else k
+    m, n = x.shape[-2:]
+    out = x.copy()
+    packed = diag if k0 != k1 else diag[..., None, :]
+    width = packed.shape[-1]
+    for d in range(k0, k1 + 1):
+        rows = np.arange(max(-d, 0), min(m, n - d))
+        right = (d >= 0 and align.startswith("RIGHT")) or (d <= 0 and align.endswith("RIGHT"))
+        start = width - len(rows) if right else 0
+        out[..., rows, rows + d] = packed[..., k1 - d, start:start + len(rows)]
+    return out
+
+
+for _k, _shapes in [(1, [((3, 4), (3,)), ((2, 4, 3), (2, 2))]), (-2, [((4, 3), (2,))]),
+                    ((-1, 2), [((3, 4), (4, 3)), ((2, 3, 3), (2, 4, 3))]), ((0, 1), [((2, 3), (2, 2))])]:
+    for _al in ["RIGHT_LEFT", "LEFT_RIGHT", "LEFT_LEFT", "RIGHT_RIGHT"]:
+        row("set_diag",
+            (lambda k, al: lambda x, d: gt.linalg.set_diag(x, d, k=k, align=al))(_k, _al),
+            (lambda k, al: lambda x, d: _np_set_diag(x, d, k, al))(_k, _al),
+            _shapes, case=f"k={_k},{_al}")
 row("cross", gt.linalg.cross, np.cross, [((3,), (3,)), ((2, 3), (2, 3))])
 row("normalize", lambda x: gt.linalg.normalize(x, axis=-1)[0],
     lambda x: x / np.linalg.norm(x, axis=-1, keepdims=True), MATRIX, sample=away0, complex=False)
@@ -1704,7 +1773,9 @@ for _how, _sample in [("sum", normal), ("mean", normal), ("sqrt_n", normal), ("m
         [((4,),), ((4, 2),)],
         sample=_sample,
         dtypes=F32_64,
-        complex=_how != "prod",  # (complex products: not yet, see test_mathx.py)
+        # complex products: TF's gradient is not conjugated (dy * prod / x), unlike the
+        # convention the complex gradient check holds; test_mathx.py checks TF's numbers
+        complex=_how != "prod",
     )
 for _how, _sample in [("sum", normal), ("mean", normal), ("max", distinct), ("min", distinct), ("prod", away0)]:
     row(
@@ -1808,6 +1879,7 @@ REAL_ONLY = {
     "sparse_softmax_cross_entropy_with_logits",
     # TF's convolution, pooling and batch-norm kernels take real floats only.
     "conv1d", "conv2d", "conv2d_transpose", "depthwise_conv2d", "max_pool", "max_pool1d",
+    "conv3d", "conv3d_transpose",
     "max_pool2d", "max_pool3d", "avg_pool", "avg_pool1d", "avg_pool2d", "avg_pool3d",
     "fused_batch_norm",
     # issue 14: TF's TopKV2, TensorScatterMax/Min, Relu, LRN and Cross kernels and

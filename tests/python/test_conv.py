@@ -169,6 +169,135 @@ def test_fused_batch_norm_epsilon_floor():
     np.testing.assert_allclose(y.numpy().ravel(), [-1 / np.sqrt(1 + 1.001e-5), 1 / np.sqrt(1 + 1.001e-5)], rtol=1e-6)
 
 
+def _conv3d_direct(x, w, strides, padding, dilations=(1, 1, 1)):
+    n, *size, c = x.shape
+    *k, _, o = w.shape
+    outs, before = [], []
+    for a in range(3):
+        eff = (k[a] - 1) * dilations[a] + 1
+        if padding == "SAME":
+            out = -(-size[a] // strides[a])
+            total = max((out - 1) * strides[a] + eff - size[a], 0)
+            before.append(total // 2)
+        else:
+            out = (size[a] - eff) // strides[a] + 1
+            before.append(0)
+        outs.append(out)
+    y = np.zeros((n, *outs, o))
+    for b, z, r, q in np.ndindex(n, *outs):
+        for t in np.ndindex(*k):
+            at = [(z, r, q)[a] * strides[a] + t[a] * dilations[a] - before[a] for a in range(3)]
+            if all(0 <= at[a] < size[a] for a in range(3)):
+                y[b, z, r, q] += x[b, at[0], at[1], at[2]] @ w[t]
+    return y
+
+
+@pytest.mark.parametrize("padding, strides, dilations", [
+    ("SAME", (1, 1, 1), (1, 1, 1)), ("VALID", (2, 1, 2), (1, 1, 1)), ("SAME", (2, 2, 1), (1, 1, 1)),
+    ("VALID", (1, 1, 1), (2, 1, 2)), ("SAME", (1, 2, 1), (1, 2, 1)),
+])
+def test_conv3d_matches_the_definition(padding, strides, dilations):
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((2, 5, 4, 6, 2))
+    w = rng.standard_normal((2, 3, 2, 2, 3))
+    y = gt.nn.conv3d(x, w, [1, *strides, 1], padding, dilations=[1, *dilations, 1])
+    want = _conv3d_direct(x, w, strides, padding, dilations)
+    assert tuple(y.shape) == want.shape
+    np.testing.assert_allclose(y.numpy(), want, rtol=1e-12, atol=1e-12)
+
+
+def test_conv3d_small_values_and_same_padding_after():
+    # 2x2x2 ones over 0..7, SAME: one padding plane/row/column after the input.
+    x = np.arange(8.0, dtype=np.float32).reshape(1, 2, 2, 2, 1)
+    y = gt.nn.conv3d(x, np.ones((2, 2, 2, 1, 1), np.float32), [1, 1, 1, 1, 1], "SAME")
+    np.testing.assert_array_equal(y.numpy().ravel(), [28.0, 16.0, 18.0, 10.0, 22.0, 12.0, 13.0, 7.0])
+    y = gt.nn.conv3d(x, np.ones((2, 2, 2, 1, 1), np.float32), [1, 1, 1, 1, 1], "VALID")
+    assert y.dtype == gt.float32 and y.numpy().ravel().tolist() == [28.0]
+
+
+def test_conv3d_gradients_are_conv3d_transpose_and_second_order_works():
+    rng = np.random.default_rng(4)
+    x = gt.constant(rng.standard_normal((2, 4, 5, 3, 2)))
+    w = gt.constant(rng.standard_normal((3, 2, 2, 2, 3)))
+    dy = gt.constant(rng.standard_normal((2, 2, 3, 2, 3)))
+    with gt.GradientTape(persistent=True) as outer:
+        outer.watch(w)
+        with gt.GradientTape() as tape:
+            tape.watch([x, w])
+            y = gt.nn.conv3d(x, w, [1, 2, 2, 2, 1], "SAME")
+        gx, gw = tape.gradient(y, [x, w], output_gradients=dy)
+        s = gt.reduce_sum(gx * gx)
+    back = gt.nn.conv3d_transpose(dy, w, [2, 4, 5, 3, 2], [1, 2, 2, 2, 1], "SAME")
+    np.testing.assert_allclose(gx.numpy(), back.numpy(), rtol=1e-12)
+    # <dy, conv(x, w)> is linear in w: <gw, w> equals it.
+    np.testing.assert_allclose(float(gt.reduce_sum(gw * w)), float(gt.reduce_sum(y * dy)), rtol=1e-12)
+    # gx is linear in w, so sum(gx²) is quadratic: <d/dw, w> = 2 sum(gx²).
+    g2 = outer.gradient(s, w)
+    np.testing.assert_allclose(float(gt.reduce_sum(g2 * w)), 2 * float(s), rtol=1e-10)
+
+
+def test_conv3d_jacobian_forward_mode_and_trace_agree():
+    rng = np.random.default_rng(5)
+    x = gt.constant(rng.standard_normal((1, 3, 3, 3, 2)))
+    w = gt.constant(rng.standard_normal((2, 2, 2, 2, 2)))
+    f = lambda x, w: gt.nn.conv3d(x, w, [1, 1, 1, 1, 1], "VALID")  # noqa: E731
+    with gt.GradientTape(persistent=True) as tape:
+        tape.watch([x, w])
+        y = f(x, w)
+    jx = tape.jacobian(y, x)
+    jx_rows = tape.jacobian(y, x, experimental_use_pfor=False)
+    np.testing.assert_allclose(jx.numpy(), jx_rows.numpy(), rtol=1e-12, atol=1e-14)
+    # Linear in x: the jacobian applied to x is y.
+    np.testing.assert_allclose(np.tensordot(jx.numpy(), x.numpy(), axes=5), y.numpy(), rtol=1e-12)
+    dx = gt.constant(rng.standard_normal(x.shape))
+    with gt.autodiff.ForwardAccumulator(x, dx) as acc:
+        yy = f(x, w)
+    np.testing.assert_allclose(acc.jvp(yy).numpy(), f(dx, w).numpy(), rtol=1e-12)
+    traced = gt.function(f)
+    np.testing.assert_allclose(traced(x, w).numpy(), y.numpy(), rtol=1e-12)
+
+
+def test_conv3d_transpose_values():
+    # One input voxel spreads the filter: a 2x2x2 window into a 3x3x3 output (stride 1).
+    w = np.arange(1.0, 9.0, dtype=np.float32).reshape(2, 2, 2, 1, 1)
+    y = gt.nn.conv3d_transpose(np.ones((1, 1, 1, 1, 1), np.float32), w, [1, 2, 2, 2, 1], 1, "VALID")
+    np.testing.assert_array_equal(y.numpy().ravel(), np.arange(1.0, 9.0))
+    # Stride 2, SAME: the windows tile the 4x4x4 output without overlap.
+    y = gt.nn.conv3d_transpose(np.ones((1, 2, 2, 2, 1), np.float32), w, [1, 4, 4, 4, 1], 2, "SAME")
+    np.testing.assert_array_equal(y.numpy()[0, :2, :2, :2, 0], w[..., 0, 0])
+    np.testing.assert_array_equal(y.numpy()[0, 2:, 2:, 2:, 0], w[..., 0, 0])
+
+
+X5 = np.zeros((1, 4, 4, 4, 2), np.float32)
+W5 = np.zeros((2, 2, 2, 2, 3), np.float32)
+
+
+@pytest.mark.parametrize(
+    "call, error, match",
+    [
+        (lambda: gt.nn.conv3d(X5[0], W5, 1, "SAME"), gt.errors.InvalidArgumentError, "5-dimensional"),
+        (lambda: gt.nn.conv3d(X5, W5[0], 1, "SAME"), gt.errors.InvalidArgumentError, "5-dimensional"),
+        (lambda: gt.nn.conv3d(X5, np.zeros((2, 2, 2, 3, 3), np.float32), 1, "SAME"), gt.errors.InvalidArgumentError,
+         "depth"),
+        (lambda: gt.nn.conv3d(X5, W5, [2, 1, 1, 1, 1], "SAME"), gt.errors.InvalidArgumentError, "batch and depth"),
+        (lambda: gt.nn.conv3d(X5, W5, [1, 1, 1, 1], "SAME"), ValueError, "length 1, 3 or 5"),
+        (lambda: gt.nn.conv3d(X5, W5, 0, "SAME"), gt.errors.InvalidArgumentError, "Stride must be > 0"),
+        (lambda: gt.nn.conv3d(X5, W5, 1, "FOO"), ValueError, "SAME"),
+        (lambda: gt.nn.conv3d(X5, W5, 1, "SAME", data_format="NCDHW"), gt.errors.InvalidArgumentError, "NDHWC"),
+        (lambda: gt.nn.conv3d(X5.astype(np.int32), W5.astype(np.int32), 1, "SAME"), TypeError, "int32"),
+        # (1 - 3 + 1) / 1 < 0 (a 2-deep filter would give an empty output, as TF)
+        (lambda: gt.nn.conv3d(X5[:, :1], np.zeros((3, 2, 2, 2, 3), np.float32), 1, "VALID"),
+         gt.errors.InvalidArgumentError, "negative"),
+        (lambda: gt.nn.conv3d_transpose(np.zeros((1, 4, 4, 4, 2), np.float32), np.zeros((2, 2, 2, 3, 2), np.float32),
+                                        [1, 5, 5, 5, 3], 1, "SAME"), gt.errors.InvalidArgumentError, "shape"),
+        (lambda: gt.nn.conv3d_transpose(X5, W5, [1, 4, 4, 3], 1, "SAME"), gt.errors.InvalidArgumentError, "5 elements"),
+    ],
+)
+def test_conv3d_errors(call, error, match):
+    with pytest.raises(error, match=match):
+        call()
+
+
 IAE = gt.errors.InvalidArgumentError
 F32 = np.float32
 X4 = np.zeros((1, 5, 5, 2), np.float32)

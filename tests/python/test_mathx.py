@@ -267,6 +267,18 @@ def test_polyval_and_scalar_mul():
     np.testing.assert_array_equal(out.values.numpy(), [[2.0, 4.0]])
 
 
+def test_invert_permutation_inside_a_function_checks_each_call():
+    f = gt.function(gt.math.invert_permutation)
+    np.testing.assert_array_equal(f(gt.constant([3, 4, 0, 2, 1])).numpy(), [2, 4, 3, 0, 1])
+    out = f(gt.constant([1, 2, 0, 4, 3], dtype=gt.int64))
+    assert out.dtype == gt.int64 and out.numpy().tolist() == [2, 0, 1, 4, 3]
+    # TF's run-time errors (the same graph: the values are not known when tracing).
+    with pytest.raises(gt.errors.InvalidArgumentError, match="1 is duplicated in the input"):
+        f(gt.constant([1, 1, 0, 2, 3]))
+    with pytest.raises(gt.errors.InvalidArgumentError, match="7 is not between 0 and 5"):
+        f(gt.constant([7, 1, 0, 2, 3]))
+
+
 def test_integer_utilities():
     np.testing.assert_array_equal(gt.math.invert_permutation([3, 4, 0, 2, 1]).numpy(), [2, 4, 3, 0, 1])
     with pytest.raises(gt.errors.InvalidArgumentError):
@@ -379,6 +391,31 @@ def test_segment_gradients_at_ties_and_zeros_follow_tf(name, expected_value, exp
     y, (g,) = _grads(lambda d: f(d, [0, 0, 0, 1, 1, 2], 3), [1.0, 2.0, 2.0, 4.0, 0.0, 5.0], seed=[1.0, 10.0, 100.0])
     np.testing.assert_allclose(y.numpy(), expected_value, rtol=1e-14)
     np.testing.assert_allclose(g.numpy(), expected_grad, rtol=1e-14)
+
+
+@pytest.mark.parametrize("dtype", [gt.complex64, gt.complex128])
+def test_complex_segment_products_and_tfs_unconjugated_gradient(dtype):
+    d = np.array([1 + 2j, 3 - 1j, 0.5j, 2 + 0j, 0j, -1 + 1j, 0j, 0j])
+    ids = [0, 2, 0, -1, 1, 1, 3, 3]
+    seed = np.array([1 + 1j, 2 - 1j, 1j, 3 + 0j])
+    x = gt.constant(d, dtype=dtype)
+    with gt.GradientTape(persistent=True) as t:
+        t.watch(x)
+        y = gt.math.unsorted_segment_prod(x, ids, 4)
+        ys = gt.math.segment_prod(x[:3], [0, 0, 2])
+    assert y.dtype == dtype
+    prods = [(1 + 2j) * 0.5j, 0j, 3 - 1j, 0j]
+    np.testing.assert_allclose(y.numpy(), prods, rtol=1e-6)
+    np.testing.assert_allclose(ys.numpy(), [(1 + 2j) * (3 - 1j), 1, 0.5j], rtol=1e-6)
+    g = t.gradient(y, x, output_gradients=gt.constant(seed, dtype=dtype))
+    # TF's _UnsortedSegmentProdGrad: dy * prod / x (no conjugate), the product of the
+    # others at a segment's one zero, 0 in a segment of two zeros and at dropped rows.
+    want = [seed[0] * 0.5j, seed[2], seed[0] * (1 + 2j), 0, seed[1] * (-1 + 1j), 0, 0, 0]
+    np.testing.assert_allclose(g.numpy(), want, rtol=1e-6)
+    gs = t.gradient(ys, x, output_gradients=gt.constant([1j, 5, 2], dtype=dtype))
+    np.testing.assert_allclose(gs.numpy(), [1j * (3 - 1j), 1j * (1 + 2j), 2, 0, 0, 0, 0, 0], rtol=1e-6)
+    with pytest.raises(TypeError, match="complex"):
+        gt.math.unsorted_segment_max(x, ids, 4)
 
 
 def test_sorted_segment_gradients_follow_tf():

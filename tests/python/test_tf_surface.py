@@ -53,6 +53,31 @@ def test_sort_traced_uses_the_same_order_as_eager():
     assert L(gt.argsort(x)) == [[1, 3, 0, 2], [2, 0, 1, 3]]
 
 
+def test_traced_sort_is_one_sort_node_with_the_gather_gradient():
+    # A long row: the former pairwise form needed n² (here 4·10^8) comparisons.
+    n = 20000
+    rng = np.random.default_rng(7)
+    a = rng.permutation(n).astype(np.float64) * 0.5
+    w = gt.constant(np.arange(n, dtype=np.float64))
+
+    @gt.function
+    def f(t):
+        with gt.GradientTape() as tape:
+            tape.watch(t)
+            s = gt.sort(t)
+            loss = gt.reduce_sum(s * w)
+        return s, gt.argsort(t, direction="DESCENDING"), tape.gradient(loss, t)
+
+    s, order, g = f(gt.constant(a))
+    np.testing.assert_array_equal(s.numpy(), np.sort(a))
+    np.testing.assert_array_equal(order.numpy(), np.argsort(-a, kind="stable"))
+    # Each element's gradient is the weight of the place it lands in: its rank.
+    np.testing.assert_array_equal(g.numpy(), np.argsort(np.argsort(a, kind="stable"), kind="stable"))
+    # Ascending ties keep their order in traces too; int64 keys sort exactly.
+    ints = gt.constant([5, -(2**40), 5, 7, -(2**40)], dtype=gt.int64)
+    assert L(gt.function(gt.argsort)(ints)) == [1, 4, 0, 2, 3]
+
+
 def test_sort_rejects_bad_arguments():
     with pytest.raises(ValueError):
         gt.sort([1.0, 2.0], direction="UP")
@@ -96,6 +121,29 @@ def test_reverse_and_roll_match_tf():
         gt.roll(x, [1, 2], [0])
 
 
+def test_roll_with_a_shift_known_only_when_the_graph_runs():
+    x = gt.reshape(gt.range(6.0), [2, 3])
+    w = gt.constant([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+
+    @gt.function
+    def f(t, shift):
+        with gt.GradientTape() as tape:
+            tape.watch(t)
+            y = gt.roll(t, shift=shift, axis=[0, 1, 1])
+            loss = gt.reduce_sum(y * w)
+        return y, tape.gradient(loss, t)
+
+    y, g = f(x, gt.constant([1, -1, 2]))
+    assert L(y) == [[5.0, 3.0, 4.0], [2.0, 0.0, 1.0]]  # as the eager roll (TF's numbers above)
+    assert L(g) == L(gt.roll(w, shift=[-1, 1, -2], axis=[0, 1, 1]))  # rolled back
+    y, _ = f(x, gt.constant([0, 7, -3]))  # the same graph, other shifts; 4 mod 3 = 1
+    assert L(y) == L(gt.roll(x, shift=1, axis=1))
+    scalar = gt.function(lambda t, s: gt.roll(t, s, 0))
+    assert L(scalar(gt.range(5), gt.constant(-2, dtype=gt.int64))) == [2, 3, 4, 0, 1]
+    with pytest.raises(gt.errors.InvalidArgumentError, match="same size"):
+        f(x, gt.constant([1, 2]))
+
+
 def test_meshgrid_and_sequence_mask_match_tf():
     X, Y, Z = gt.meshgrid([1, 2], [3, 4, 5], [6, 7, 8, 9])
     assert [tuple(t.shape) for t in (X, Y, Z)] == [(3, 2, 4)] * 3
@@ -129,6 +177,34 @@ def test_scatter_nd_and_tensor_scatter_match_tf():
         gt.scatter_nd([[3]], [1.0], [3])
     with pytest.raises(gt.errors.InvalidArgumentError):
         gt.scatter_nd([[0]], [1.0, 2.0], [3])
+
+
+def test_traced_tensor_scatter_update_with_repeated_indices_keeps_the_last():
+    # As eagerly (TF's CPU kernel: the last update wins), with the indices known only
+    # when the graph runs; slices (k < rank) and bool tensors too.
+    a = np.array([[1.0, 2.0], [3.0, 4.0]])
+    w = gt.constant([[1.0, 2.0], [3.0, 4.0]], dtype=gt.float64)
+
+    @gt.function
+    def f(t, idx, u):
+        with gt.GradientTape() as tape:
+            tape.watch([t, u])
+            y = gt.tensor_scatter_nd_update(t, idx, u)
+            s = gt.reduce_sum(y * w)
+        return y, tape.gradient(s, [t, u])
+
+    t = gt.constant(a)
+    y, (ga, gu) = f(t, gt.constant([[0, 1], [1, 0], [0, 1]]), gt.constant([10.0, 20.0, 30.0], dtype=gt.float64))
+    assert L(y) == [[1.0, 30.0], [20.0, 4.0]]
+    assert (L(ga), L(gu)) == ([[1.0, 0.0], [0.0, 4.0]], [2.0, 3.0, 2.0])
+    # Same signature, other indices: the same graph decides again.
+    y, _ = f(t, gt.constant([[1, 1], [1, 1], [0, 0]]), gt.constant([10.0, 20.0, 30.0], dtype=gt.float64))
+    assert L(y) == [[30.0, 2.0], [3.0, 20.0]]
+    rows = gt.function(lambda t, i: gt.tensor_scatter_nd_update(t, i, [[5.0, 6.0], [7.0, 8.0]]))
+    assert L(rows(gt.zeros([3, 2]), gt.constant([[2], [2]]))) == [[0.0, 0.0], [0.0, 0.0], [7.0, 8.0]]
+    flags = gt.function(lambda i: gt.tensor_scatter_nd_update([False, False], i, [True, False]))
+    assert L(flags(gt.constant([[0], [0]]))) == [False, False]
+    assert L(gt.tensor_scatter_nd_update([False, False], [[0], [0]], [True, False])) == [False, False]
 
 
 def test_tensor_scatter_max_min_share_ties_like_tf():
@@ -245,6 +321,51 @@ def test_scan_matches_tf_eager_and_traced_with_gradients():
 
 
 # ----------------------------------------------------------------------------- linalg
+
+
+def test_set_diag_off_the_main_diagonal_and_bands_follow_tf_docs():
+    # The examples of TF 2.21's tf.linalg.set_diag docstring (inputs and printed outputs).
+    x = np.full((2, 3, 4), 7, np.int32)
+    diag = np.array([[1, 2, 3], [4, 5, 6]], np.int32)
+    assert L(gt.linalg.set_diag(x, diag, k=1)) == [
+        [[7, 1, 7, 7], [7, 7, 2, 7], [7, 7, 7, 3]], [[7, 4, 7, 7], [7, 7, 5, 7], [7, 7, 7, 6]]]
+    band = np.array([[[0, 9, 1], [6, 5, 8], [1, 2, 3], [4, 5, 0]],
+                     [[0, 1, 2], [5, 6, 4], [6, 1, 2], [3, 4, 0]]], np.int32)
+    want = [[[1, 6, 9, 7], [4, 2, 5, 1], [7, 5, 3, 8]], [[6, 5, 1, 7], [3, 1, 6, 2], [7, 4, 2, 4]]]
+    assert L(gt.linalg.set_diag(x, band, k=(-1, 2))) == want
+    band_lr = np.array([[[9, 1, 0], [6, 5, 8], [1, 2, 3], [0, 4, 5]],
+                        [[1, 2, 0], [5, 6, 4], [6, 1, 2], [0, 3, 4]]], np.int32)
+    assert L(gt.linalg.set_diag(x, band_lr, k=(-1, 2), align="LEFT_RIGHT")) == want
+    # k as a tensor; a one-element pair is a single diagonal.
+    assert L(gt.linalg.set_diag(x, diag, k=gt.constant([1, 1]))) == L(gt.linalg.set_diag(x, diag, k=1))
+    # Gradients: the matrix keeps the incoming one off the band, the packed diagonals
+    # take theirs at the band's entries (zero at the padding entries).
+    a = gt.constant(np.zeros((3, 4)))
+    d = gt.constant(np.ones((4, 3)))
+    dy = gt.constant(np.arange(12.0).reshape(3, 4))
+    with gt.GradientTape() as tape:
+        tape.watch([a, d])
+        y = gt.linalg.set_diag(a, d, k=(-1, 2))
+    ga, gd = tape.gradient(y, [a, d], output_gradients=dy)
+    assert L(ga) == [[0.0] * 3 + [3.0], [0.0] * 4, [8.0, 0.0, 0.0, 0.0]]
+    # RIGHT_LEFT: diagonal 2 (length 2) sits right, -1 (length 2) left, 0 and 1 full.
+    assert L(gd) == [[0.0, 2.0, 7.0], [1.0, 6.0, 11.0], [0.0, 5.0, 10.0], [4.0, 9.0, 0.0]]
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda: gt.linalg.set_diag(gt.zeros([3, 4]), gt.zeros([3]), k=(2, 1)), "must not be larger"),
+    (lambda: gt.linalg.set_diag(gt.zeros([3, 4]), gt.zeros([3]), k=4), "out of bound"),
+    (lambda: gt.linalg.set_diag(gt.zeros([3, 4]), gt.zeros([3]), k=-3), "out of bound"),
+    (lambda: gt.linalg.set_diag(gt.zeros([3, 4]), gt.zeros([2]), k=1), "shape"),
+    (lambda: gt.linalg.set_diag(gt.zeros([3, 4]), gt.zeros([3, 3]), k=(0, 1)), "shape"),
+    (lambda: gt.linalg.set_diag(gt.zeros([3, 4]), gt.zeros([3]), k=[0, 1, 2]), "1 or 2"),
+    (lambda: gt.linalg.set_diag(gt.zeros([4]), gt.zeros([4])), "2-dim"),
+])
+def test_set_diag_errors(call, match):
+    with pytest.raises(gt.errors.InvalidArgumentError, match=match):
+        call()
+    with pytest.raises(ValueError, match="align"):
+        gt.linalg.set_diag(gt.zeros([2, 2]), gt.zeros([2]), align="LEFT")
 
 
 def test_linalg_compositions_match_tf():
@@ -382,6 +503,34 @@ def test_ensure_shape_and_asserts():
         gt.debugging.assert_greater(0, 0)
     with pytest.raises(ValueError, match="must have rank 1"):
         gt.debugging.assert_rank(x, 1)
+
+
+def test_asserts_inside_a_function_check_every_call():
+    # TF: the checks are Assert nodes of the graph, run at each call with the call's
+    # values (not at trace time only).
+    traces = []
+
+    @gt.function
+    def f(x, y):
+        traces.append(1)
+        gt.debugging.assert_less(x, 3.0, message="x too big")
+        gt.assert_equal(y, x, message="y differs")
+        gt.assert_greater(x, [0.0, -1.0])
+        return x * 2.0
+
+    ok = gt.constant([1.0, 2.0])
+    assert L(f(ok, ok)) == [2.0, 4.0]
+    with pytest.raises(gt.errors.InvalidArgumentError, match="x too big"):
+        f(gt.constant([1.0, 5.0]), gt.constant([1.0, 5.0]))
+    with pytest.raises(gt.errors.InvalidArgumentError, match="y differs"):
+        f(ok, gt.constant([1.0, 2.5]))
+    with pytest.raises(gt.errors.InvalidArgumentError, match=r"x > y did not hold"):
+        f(gt.constant([0.0, 2.0]), gt.constant([0.0, 2.0]))
+    assert len(traces) == 1  # one graph: the failures came from its calls
+    assert L(f(ok, ok)) == [2.0, 4.0]
+    # Shapes that cannot broadcast: TF's static ValueError, while tracing too.
+    with pytest.raises(ValueError, match="incompatible"):
+        gt.function(lambda x: gt.assert_equal(x, [1.0, 2.0, 3.0]))(ok)
 
 
 def test_gradients_raises_tfs_eager_error():
