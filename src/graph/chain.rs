@@ -196,6 +196,7 @@ pub(super) fn run(chain: &Arc<Chain>, xs: &[Tensor]) -> Result<Option<Tensor>> {
             chain: chain.clone(),
             shape,
             sum: false,
+            ready: None,
         },
         &refs,
         &[&out],
@@ -218,22 +219,43 @@ pub(super) fn run_sum(chain: &Arc<Chain>, xs: &[Tensor]) -> Result<Option<Tensor
     if crate::tape::stack::any_active() && crate::custom::any_override() {
         return Ok(None);
     }
-    let out = match dtype {
-        DType::F32 => forward_sum::<f32>(chain, xs, &shape)?,
-        DType::F64 => forward_sum::<f64>(chain, xs, &shape)?,
+    let refs: Vec<&Tensor> = xs.iter().collect();
+    // Under a tape that will be asked for the gradient (the only entry of the stack, so
+    // the backward pass is not recorded), the pass that sums the chain also computes its
+    // gradient for an output gradient of one: each tile's intermediates serve both, and
+    // the backward pass is a scaling (or nothing, for the usual seed of one).
+    let watched = crate::tape::stack::sole_tape_watching(&refs).filter(|w| w.contains(&true));
+    let (out, ready) = match (dtype, watched) {
+        (DType::F32, Some(w)) => sum_and_gradient::<f32>(chain, xs, &shape, &w)?,
+        (DType::F64, Some(w)) => sum_and_gradient::<f64>(chain, xs, &shape, &w)?,
+        (DType::F32, None) => (forward_sum::<f32>(chain, xs, &shape)?, None),
+        (DType::F64, None) => (forward_sum::<f64>(chain, xs, &shape)?, None),
         _ => return Ok(None),
     };
-    let refs: Vec<&Tensor> = xs.iter().collect();
     ops::record(
         ChainOp {
             chain: chain.clone(),
             shape,
             sum: true,
+            ready,
         },
         &refs,
         &[&out],
     )?;
     Ok(Some(out))
+}
+
+/// The chain's sum and, in the same tiled pass, its gradient with respect to the
+/// inputs in `needs` for an output gradient of one.
+fn sum_and_gradient<T: Real>(
+    chain: &Chain,
+    xs: &[Tensor],
+    shape: &[usize],
+    needs: &[bool],
+) -> Result<(Tensor, Option<Vec<Option<Tensor>>>)> {
+    let (grads, total) = backward::<T>(chain, xs, OutGrad::Spread(1.0), shape, needs, true)?;
+    let total = total.ok_or_else(|| Error::Internal("fused sum without its total".into()))?;
+    Ok((total, Some(grads)))
 }
 
 /// The float types the compiled loops run on.
@@ -504,20 +526,8 @@ fn forward_sum<T: Real>(chain: &Chain, xs: &[Tensor], shape: &[usize]) -> Result
             step_forward(form, get(step.args[0]), b, &mut next[..len]);
             std::mem::swap(cur, next);
         }
-        // Four partial sums, so the additions do not wait on each other.
         let mut acc = [0f64; 4];
-        let vals = &cur[..len];
-        let mut quads = vals.chunks_exact(4);
-        for q in &mut quads {
-            for (a, v) in acc.iter_mut().zip(q) {
-                *a += v.to_f64().unwrap_or(f64::NAN);
-            }
-        }
-        let rest: f64 = quads
-            .remainder()
-            .iter()
-            .map(|v| v.to_f64().unwrap_or(f64::NAN))
-            .sum();
+        let rest = add_quads(&cur[..len], &mut acc);
         // SAFETY: tile `lo / tile` alone writes its entry of `sums` (alive until
         // `tiled` returns).
         let slot = unsafe { out.slice(lo / tile, 1) };
@@ -550,13 +560,18 @@ impl<T> Shared<T> {
 
 /// The input gradients of the chain for output gradient `dy`: one output-shaped
 /// buffer per input in `needs` (the tape sums broadcast inputs' gradients down).
+///
+/// With `sum`, the same pass also sums the chain's result over every element, exactly
+/// as [`forward_sum`] does (the same tiles, the same order of additions), and returns
+/// that sum: the forward and the backward pass of a summed chain in one.
 fn backward<T: Real>(
     chain: &Chain,
     xs: &[Tensor],
     dy: OutGrad<'_>,
     shape: &[usize],
     needs: &[bool],
-) -> Result<Vec<Option<Tensor>>> {
+    sum: bool,
+) -> Result<(Vec<Option<Tensor>>, Option<Tensor>)> {
     let n: usize = shape.iter().product();
     let full = slices::<T>(xs)?;
     let owned;
@@ -589,7 +604,12 @@ fn backward<T: Real>(
         .map(|o| o.as_mut().map(|v| Shared(v.as_mut_ptr())))
         .collect();
     let m = chain.forms.len();
-    let tile = (BACKWARD_BUDGET / (m + 4)).clamp(256, TILE).min(n.max(1));
+    let mut tile = (BACKWARD_BUDGET / (m + 4)).clamp(256, TILE);
+    if sum {
+        // A power of two, so a forward tile is a whole number of these.
+        tile = 1 << tile.ilog2();
+    }
+    let tile = tile.min(n.max(1));
     let make = || Scratch::<T> {
         singles: vec![Vec::new(); full.len()],
         vals: vec![T::zero(); m * tile],
@@ -599,7 +619,7 @@ fn backward<T: Real>(
         tmp: vec![T::zero(); tile],
         written: vec![false; full.len()],
     };
-    tiled(n, tile, make, |lo, len, s| {
+    let body = |lo: usize, len: usize, s: &mut Scratch<T>| {
         let ins = operands(&full, lo, lo + len, &mut s.singles);
         // The steps' outputs over this tile.
         let vals = &mut s.vals[..m * len];
@@ -706,10 +726,57 @@ fn backward<T: Real>(
                 _ => g.iter_mut().for_each(|v| *v = T::zero()),
             }
         }
-    });
-    outs.into_iter()
+    };
+    let total = if sum {
+        // Forward tiles (as `forward_sum`'s), each swept in backward tiles whose last
+        // step's values add into the forward tile's sum.
+        let ftile = TILE.min(n.max(1));
+        let mut sums = vec![0f64; n.div_ceil(ftile)];
+        let out = Shared(sums.as_mut_ptr());
+        tiled(n, ftile, make, |lo, len, s| {
+            let mut acc = [0f64; 4];
+            let mut rest = 0f64;
+            let mut at = lo;
+            while at < lo + len {
+                let part = tile.min(lo + len - at);
+                body(at, part, s);
+                rest += add_quads(&s.vals[(m - 1) * part..m * part], &mut acc);
+                at += part;
+            }
+            // SAFETY: tile `lo / ftile` alone writes its entry of `sums` (alive until
+            // `tiled` returns).
+            let slot = unsafe { out.slice(lo / ftile, 1) };
+            slot[0] = (acc[0] + acc[1]) + (acc[2] + acc[3]) + rest;
+        });
+        let total: f64 = sums.iter().sum();
+        Some(Tensor::scalar(T::from(total).unwrap_or_else(T::nan)))
+    } else {
+        tiled(n, tile, make, body);
+        None
+    };
+    let grads = outs
+        .into_iter()
         .map(|o| o.map(|v| Tensor::from_vec(v, shape)).transpose())
-        .collect()
+        .collect::<Result<_>>()?;
+    Ok((grads, total))
+}
+
+/// Adds `vals` into four running sums, element `i` into `acc[i % 4]` (so the
+/// additions do not wait on each other); the elements after the last whole four are
+/// summed apart and returned. The partial sums of consecutive slices, each but the
+/// last a whole number of fours, are those of the slices together.
+fn add_quads<T: Real>(vals: &[T], acc: &mut [f64; 4]) -> f64 {
+    let mut quads = vals.chunks_exact(4);
+    for q in &mut quads {
+        for (a, v) in acc.iter_mut().zip(q) {
+            *a += v.to_f64().unwrap_or(f64::NAN);
+        }
+    }
+    quads
+        .remainder()
+        .iter()
+        .map(|v| v.to_f64().unwrap_or(f64::NAN))
+        .sum()
 }
 
 /// The output gradient of a backward pass: one per element, or (a chain summed into
@@ -733,10 +800,15 @@ struct Scratch<T> {
 
 /// A compiled chain on a tape: one node, its inputs kept. With `sum`, the node is the
 /// chain followed by a sum over every element (its output a scalar).
+///
+/// `ready`: the input gradients for an output gradient of one, computed with the
+/// forward pass (a summed chain under a tape, see `run_sum`); `None` for the inputs
+/// no tape watched then.
 struct ChainOp {
     chain: Arc<Chain>,
     shape: Vec<usize>,
     sum: bool,
+    ready: Option<Vec<Option<Tensor>>>,
 }
 
 impl ChainOp {
@@ -776,6 +848,28 @@ impl ChainOp {
             grads[i] = g;
         }
         Ok(grads)
+    }
+}
+
+impl ChainOp {
+    /// The gradients computed with the forward pass (for an output gradient of one)
+    /// times the scalar output gradient `dy`: as they are when `dy` is one.
+    fn scaled(ready: &[Option<Tensor>], needs: &[bool], dy: &Tensor) -> Result<Grads> {
+        let one = dy.to_f64_scalar()? == 1.0;
+        ready
+            .iter()
+            .zip(needs)
+            .map(|(g, &need)| match g {
+                Some(g) if need => {
+                    if one {
+                        Ok(Some(g.clone()))
+                    } else {
+                        crate::tape::stack::suspended(|| ops::mul(g, dy)).map(Some)
+                    }
+                }
+                _ => Ok(None),
+            })
+            .collect()
     }
 }
 
@@ -831,14 +925,19 @@ impl Op for ChainOp {
         if !plain {
             return self.composed(&xs, dy, &needs, cx.batch());
         }
+        if let Some(ready) = &self.ready {
+            if needs.iter().zip(ready).all(|(&n, r)| !n || r.is_some()) {
+                return Self::scaled(ready, &needs, dy);
+            }
+        }
         let g = if self.sum {
             OutGrad::Spread(dy.to_f64_scalar()?)
         } else {
             OutGrad::Each(dy)
         };
-        let g = match dy.dtype() {
-            DType::F32 => backward::<f32>(&self.chain, &xs, g, &self.shape, &needs)?,
-            DType::F64 => backward::<f64>(&self.chain, &xs, g, &self.shape, &needs)?,
+        let (g, _) = match dy.dtype() {
+            DType::F32 => backward::<f32>(&self.chain, &xs, g, &self.shape, &needs, false)?,
+            DType::F64 => backward::<f64>(&self.chain, &xs, g, &self.shape, &needs, false)?,
             _ => return self.composed(&xs, dy, &needs, cx.batch()),
         };
         Ok(g.into_iter().collect())

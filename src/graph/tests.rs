@@ -302,18 +302,25 @@ fn a_chain_summed_whole_is_one_node_with_the_unfused_sum_and_gradient() {
     let want = vals(&traced.graph.run(std::slice::from_ref(&x)).unwrap()[0]);
     assert_eq!(got.len(), 1);
     assert!(close(got[0], want[0]), "{got:?} vs {want:?}");
-    // The gradient: one tiled pass, the unfused ops' values.
-    let grad = |g: &Graph| {
+    // The gradient: computed with the sum in one tiled pass (a tape watches x), the
+    // unfused ops' values; the sum that pass gives is the no-tape one, bit for bit.
+    let grad = |g: &Graph, seed: f64| {
         let tape = crate::GradientTape::new();
         tape.watch(&x);
-        let y = {
+        let (y, z) = {
             let _rec = tape.enter();
-            g.run(std::slice::from_ref(&x)).unwrap().remove(0)
+            let y = g.run(std::slice::from_ref(&x)).unwrap().remove(0);
+            let z = ops::multiply(&y, &Tensor::scalar(seed)).unwrap();
+            (y, z)
         };
-        vals(&tape.gradient1(&y, &x).unwrap().unwrap())
+        (vals(&y)[0], vals(&tape.gradient1(&z, &x).unwrap().unwrap()))
     };
-    let (g1, g2) = (grad(&fused), grad(&traced.graph));
+    let ((y1, g1), (_, g2)) = (grad(&fused, 1.0), grad(&traced.graph, 1.0));
+    assert_eq!(y1.to_bits(), got[0].to_bits());
     assert!(g1.iter().zip(&g2).all(|(&a, &b)| close(a, b)));
+    // Another seed scales the gradient.
+    let (_, g3) = grad(&fused, 3.0);
+    assert!(g3.iter().zip(&g1).all(|(&a, &b)| close(a, 3.0 * b)));
 }
 
 /// A chain through every compiled op: `x`, a broadcast single element `c` and a

@@ -138,6 +138,20 @@ pub(crate) fn sole_tape() -> Option<Arc<TapeCell>> {
     })
 }
 
+/// Which of `inputs` the tape active on this thread watches, when that tape is the
+/// stack's only entry (no other tape, no accumulator) and records: an op can then tell,
+/// before it runs, which input gradients its node may be asked for. `None` otherwise.
+pub(crate) fn sole_tape_watching(inputs: &[&Tensor]) -> Option<Vec<bool>> {
+    STACK.with(|s| match s.borrow().as_slice() {
+        [Active::Tape(cell)] => {
+            let t = cell.lock();
+            t.recording
+                .then(|| inputs.iter().map(|x| t.ids.contains_key(&x.id())).collect())
+        }
+        _ => None,
+    })
+}
+
 /// Appends `node` (built by the caller) to `cell`'s tape.
 pub(crate) fn push_node(cell: &TapeCell, node: Node) {
     cell.lock().push(node);

@@ -919,6 +919,62 @@ def test_a_chain_summed_whole_is_one_pass_with_the_eager_values_and_derivatives(
     np.testing.assert_allclose(float(acc.jvp(yf)), float(acc2.jvp(ye)), rtol=tol, atol=tol)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_summed_chain_under_a_tape_has_its_gradient_from_the_forward_pass(dtype):
+    # Under a tape (the thread's only one) a fused `reduce_sum(chain)` computes its
+    # gradient for an output gradient of one in the pass that sums it (each element's
+    # sin and exp once); the backward pass only scales that. The sum is the one computed
+    # with no tape, bit for bit (the same tiles, the same order of additions).
+    rng = np.random.default_rng(13)
+    # Several forward tiles (16 Ki elements each) and a ragged last one.
+    xn = (rng.standard_normal(3 * 16384 + 4099) * 2).astype(dtype)
+    x, c = gt.constant(xn), gt.constant(dtype(0.75))
+
+    def loss(x, c):
+        return gt.reduce_sum(gt.exp(gt.sin(x) * x) * c + x)
+
+    @gt.function
+    def grads(x, c, scale):
+        with gt.GradientTape(persistent=True) as t:
+            t.watch(x)
+            y = loss(x, c)
+            z = y * scale
+        # Asked twice (persistent), scaled by another seed, and for an unwatched input.
+        return y, t.gradient(y, x), t.gradient(y, x), t.gradient(z, x), t.gradient(y, c)
+
+    @gt.function
+    def both(x, c):
+        with gt.GradientTape() as t:
+            t.watch([x, c])
+            y = loss(x, c)
+        return [y] + t.gradient(y, [x, c])
+
+    counts = dict(grads.get_concrete_function(x, c, gt.constant(dtype(2.5))).graph.op_counts())
+    assert "Fused[Unary,Binary,Unary,Binary,Binary,Sum]" in counts and "Sum" not in counts, counts
+    y, g1, g2, gz, gc = grads(x, c, gt.constant(dtype(2.5)))
+    assert gc is None
+    assert float(y) == float(gt.function(loss)(x, c))
+    x64 = xn.astype(np.float64)
+    e = np.exp(np.sin(x64) * x64)
+    want = e * 0.75 * (np.cos(x64) * x64 + np.sin(x64)) + 1.0
+    tol = {np.float32: 1e-5, np.float64: 1e-12}[dtype]
+    np.testing.assert_allclose(float(y), np.sum(e * 0.75 + x64), rtol=tol)
+    np.testing.assert_allclose(g1.numpy(), want, rtol=tol * 10, atol=tol)
+    np.testing.assert_array_equal(g1.numpy(), g2.numpy())
+    np.testing.assert_allclose(gz.numpy(), 2.5 * g1.numpy(), rtol=tol, atol=0)
+    # The op by op (eager) gradient.
+    with gt.GradientTape() as t:
+        t.watch(x)
+        ye = loss(x, c)
+    np.testing.assert_allclose(g1.numpy(), t.gradient(ye, x).numpy(), rtol=tol, atol=tol)
+    # Both inputs watched: the broadcast scalar's gradient summed down by the tape.
+    yb, gx, gcb = both(x, c)
+    assert float(yb) == float(y)
+    np.testing.assert_array_equal(gx.numpy(), g1.numpy())
+    assert gcb.shape == ()
+    np.testing.assert_allclose(float(gcb), np.sum(e), rtol=tol)
+
+
 # --- a traced cond's outputs depend on every input its branches read (TF's If op) -------
 
 
