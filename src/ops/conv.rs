@@ -2124,7 +2124,7 @@ mod tests {
                     stop: None,
                     step: 1,
                 })
-                .chain([crate::ops::Index::Int(i as i64)])
+                .chain([crate::ops::Index::Int(i as isize)])
                 .collect();
             crate::ops::strided_slice(t, &idx).unwrap()
         };
