@@ -155,7 +155,7 @@ def _affine(rnd: _Any, scale: _Any, shift: _Any, dtype: _Any) -> _Any:
     return add(multiply(rnd, scale), shift)
 
 
-_FLOATS = ("float16", "float32", "float64")
+_FLOATS = ("float16", "bfloat16", "float32", "float64")
 _INTS = ("int32", "int64")
 _FULL_INTS = ("int32", "int64", "uint32", "uint64")
 
@@ -191,7 +191,9 @@ def _uniform(shape: _Any, source: _Any, minval: _Any, maxval: _Any, dtype: _Any,
     if dtype.name in _FLOATS:
         return _draw(shape, "uniform", source, minval, 1 if maxval is None else maxval, dtype, kind)
     if dtype.name not in _FULL_INTS:
-        raise ValueError(f"Invalid dtype {dtype.name}: float16, float32, float64, int32, int64, uint32 or uint64")
+        raise ValueError(
+            f"Invalid dtype {dtype.name}: float16, bfloat16, float32, float64, int32, int64, uint32 or uint64"
+        )
     if (minval is None) != (maxval is None):
         raise ValueError(
             f"For integer dtype {dtype.name}, minval and maxval must be both `None` or both non-`None`; "

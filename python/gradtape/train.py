@@ -105,6 +105,18 @@ def _slot_name(opt_path: tuple[str, ...], var_path: str, key: str) -> str:
     return "/".join(opt_path) + f"/{_SLOT}/{var_path}/{key}"
 
 
+def _load(path: str) -> tuple[dict[str, Any], dict[str, str]]:
+    """The tensors and metadata of the checkpoint file ``path``; a missing file raises
+    ``gt.errors.NotFoundError`` (TF's error and message)."""
+    try:
+        return _safetensors.load_file_with_metadata(path)
+    except FileNotFoundError:
+        from .errors import NotFoundError
+
+        msg = f"Unsuccessful TensorSliceReader constructor: Failed to find any matching files for {_strip(path)}"
+        raise NotFoundError(None, None, msg) from None
+
+
 def _prefix_file(path: str | os.PathLike[str]) -> str:
     path = os.fspath(path)
     return path if path.endswith(_SUFFIX) else path + _SUFFIX
@@ -221,7 +233,8 @@ class Checkpoint:
         d = os.path.dirname(path)
         if d:
             os.makedirs(d, exist_ok=True)
-        _safetensors.save_file(tensors, path, {"format": FORMAT, "version": VERSION})
+        meta = {"format": FORMAT, "version": VERSION, _GRAPH_META: json.dumps(_object_graph(tensors))}
+        _safetensors.save_file(tensors, path, meta)
         return _strip(path)
 
     def save(self, file_prefix: str | os.PathLike[str]) -> str:
@@ -242,7 +255,7 @@ class Checkpoint:
         variable changes: a bad or mismatched file changes nothing."""
         if save_path is None:
             return CheckpointLoadStatus([], [])
-        saved, meta = _safetensors.load_file_with_metadata(_prefix_file(save_path))
+        saved, meta = _load(_prefix_file(save_path))
         from .errors import DataLossError
 
         if meta.get("format") != FORMAT:
@@ -292,6 +305,51 @@ class Checkpoint:
         if pending.values:
             _PENDING.append(pending)
         return CheckpointLoadStatus(pending.state)
+
+
+_GRAPH_META = "object_graph"
+_GRAPH_KEY = "_CHECKPOINTABLE_OBJECT_GRAPH"
+
+
+def _object_graph(tensors: Mapping[str, Any]) -> dict[str, Any]:
+    """The objects of a checkpoint as TF's ``TrackableObjectGraph`` holds them (its
+    fields, as JSON): node 0 the root; each node's named children, its saved value
+    (``attributes``: TF's ``VARIABLE_VALUE`` with its checkpoint key) and, for an
+    optimizer, its slot variables."""
+    nodes: list[dict[str, Any]] = [{"children": [], "attributes": [], "slot_variables": []}]
+    ids: dict[tuple[str, ...], int] = {(): 0}
+
+    def node(path: tuple[str, ...]) -> int:
+        if path not in ids:
+            parent = node(path[:-1])
+            ids[path] = len(nodes)
+            nodes.append({"children": [], "attributes": [], "slot_variables": []})
+            nodes[parent]["children"].append({"node_id": ids[path], "local_name": path[-1]})
+        return ids[path]
+
+    def value(n: int, name: str, t: Any) -> None:
+        full = getattr(t, "name", name).split(":")[0]
+        nodes[n]["attributes"].append(
+            {"name": "VARIABLE_VALUE", "full_name": full, "checkpoint_key": _tf_key(name)}
+        )
+
+    slots = []
+    for name in sorted(tensors):
+        head, sep, rest = name.partition(f"/{_SLOT}/")
+        if sep:
+            slots.append((name, head, rest))
+        else:
+            value(node(tuple(name.split("/"))), name, tensors[name])
+    for name, head, rest in slots:
+        var_path, _, slot = rest.rpartition("/")
+        n = len(nodes)
+        nodes.append({"children": [], "attributes": [], "slot_variables": []})
+        value(n, name, tensors[name])
+        nodes[node(tuple(head.split("/")))]["slot_variables"].append(
+            {"original_variable_node_id": node(tuple(var_path.split("/"))), "slot_name": slot,
+             "slot_variable_node_id": n}
+        )
+    return {"nodes": nodes}
 
 
 def _make_slot(opt: Any, v: Any, key: str, value: Any) -> None:
@@ -503,9 +561,10 @@ class CheckpointManager:
 # attribute path ``model/dense/kernel`` is ``model/dense/kernel/.ATTRIBUTES/VARIABLE_VALUE``;
 # an optimizer slot ``m`` of it is ``model/dense/kernel/.OPTIMIZER_SLOT/optimizer/m/
 # .ATTRIBUTES/VARIABLE_VALUE``. The paths are gradtape's attribute paths (TF's Keras
-# models name their layers ``layer_with_weights-0`` instead), and there is no
-# ``_CHECKPOINTABLE_OBJECT_GRAPH`` entry (gradtape's file holds no object graph). Readers
-# also take gradtape's own names (``model/dense/kernel``).
+# models name their layers ``layer_with_weights-0`` instead). The object graph is
+# ``_CHECKPOINTABLE_OBJECT_GRAPH``, a scalar string as TF's: TF's ``TrackableObjectGraph``
+# fields as JSON (the file's ``object_graph`` metadata), not TF's protobuf. Readers also
+# take gradtape's own names (``model/dense/kernel``).
 
 _ATTR = "/.ATTRIBUTES/VARIABLE_VALUE"
 
@@ -536,35 +595,52 @@ class CheckpointReader:
     def __init__(self, path: str) -> None:
         from .errors import DataLossError
 
-        tensors, meta = _safetensors.load_file_with_metadata(path)
+        tensors, meta = _load(path)
         if meta.get("format") != FORMAT:
             raise DataLossError(f"{path}: not a gradtape checkpoint (metadata {meta})")
         self._path = path
         self._tensors = {_tf_key(n): t for n, t in tensors.items()}
         self._own = {n: _tf_key(n) for n in tensors}
+        # TF's serialized object graph is a scalar string: here the JSON of the metadata
+        # (files written before it was kept have none).
+        self._graph = meta.get(_GRAPH_META)
 
     def _key(self, name: str) -> str:
-        if name in self._tensors:
+        if name in self._tensors or (name == _GRAPH_KEY and self._graph is not None):
             return name
         if name in self._own:
             return self._own[name]
-        raise ValueError(f"Key {name} not found in checkpoint {_strip(self._path)}")
+        from .errors import NotFoundError
+
+        raise NotFoundError(None, None, f"Key {name} not found in checkpoint")
 
     def has_tensor(self, name: str) -> bool:
         """Whether the checkpoint holds ``name``."""
-        return name in self._tensors or name in self._own
+        return name in self._tensors or name in self._own or (name == _GRAPH_KEY and self._graph is not None)
 
     def get_tensor(self, name: str) -> Any:
-        """The value saved under ``name``, as a numpy array."""
-        return self._tensors[self._key(name)].numpy()
+        """The value saved under ``name``, as a numpy array (the object graph: its
+        serialized form, ``bytes``, as TF's)."""
+        key = self._key(name)
+        if key == _GRAPH_KEY and key not in self._tensors:
+            return str(self._graph).encode()
+        return self._tensors[key].numpy()
 
     def get_variable_to_shape_map(self) -> dict[str, list[int]]:
         """``{name: shape}`` for every value."""
-        return {n: list(t.shape) for n, t in self._tensors.items()}
+        shapes = {n: list(t.shape) for n, t in self._tensors.items()}
+        if self._graph is not None:
+            shapes[_GRAPH_KEY] = []
+        return shapes
 
     def get_variable_to_dtype_map(self) -> dict[str, Any]:
         """``{name: dtype}`` for every value."""
-        return {n: t.dtype for n, t in self._tensors.items()}
+        dtypes: dict[str, Any] = {n: t.dtype for n, t in self._tensors.items()}
+        if self._graph is not None:
+            from . import dtypes as _dtypes
+
+            dtypes[_GRAPH_KEY] = _dtypes.string
+        return dtypes
 
 
 def load_checkpoint(ckpt_dir_or_file: str | os.PathLike[str]) -> CheckpointReader:
@@ -580,7 +656,7 @@ def list_variables(ckpt_dir_or_file: str | os.PathLike[str]) -> list[tuple[str, 
     >>> import gradtape as gt, tempfile, os
     >>> path = gt.train.Checkpoint(v=gt.Variable([1.0, 2.0])).write(os.path.join(tempfile.mkdtemp(), "c"))
     >>> gt.train.list_variables(path)
-    [('v/.ATTRIBUTES/VARIABLE_VALUE', [2])]
+    [('_CHECKPOINTABLE_OBJECT_GRAPH', []), ('v/.ATTRIBUTES/VARIABLE_VALUE', [2])]
     """
     shapes = load_checkpoint(ckpt_dir_or_file).get_variable_to_shape_map()
     return sorted(shapes.items())

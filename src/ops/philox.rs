@@ -16,7 +16,7 @@
 //!
 //! These ops are not recorded on tapes (TF registers them as not differentiable).
 
-use half::f16;
+use half::{bf16, f16};
 
 use crate::dtype::DType;
 use crate::error::{Error, Result};
@@ -70,7 +70,7 @@ impl Philox {
             .fold(0u128, |acc, &w| (acc << 32) | u128::from(w))
     }
 
-    fn skipped(mut self, n: u128) -> Philox {
+    pub(super) fn skipped(mut self, n: u128) -> Philox {
         self.skip(n);
         self
     }
@@ -160,7 +160,7 @@ pub fn philox_of(op: &'static str, source: Source, t: &Tensor) -> Result<Philox>
 }
 
 /// Elements per piece when filling in parallel (a multiple of every group size).
-const PIECE: usize = 1 << 12;
+pub(super) const PIECE: usize = 1 << 12;
 
 /// `shape` filled group by group: group `g` (`G` elements) from `f` of the generator at
 /// `counter + g * stride`.
@@ -189,7 +189,7 @@ fn u32_to_f32(x: u32) -> f32 {
 }
 
 /// TF's `Uint64ToDouble`: a double in `[0, 1)` from 52 random bits (`x0`'s low 20 high).
-fn u64_to_f64(x0: u32, x1: u32) -> f64 {
+pub(super) fn u64_to_f64(x0: u32, x1: u32) -> f64 {
     let man = (u64::from(x0 & 0xf_ffff) << 32) | u64::from(x1);
     f64::from_bits((1023u64 << 52) | man) - 1.0
 }
@@ -197,6 +197,11 @@ fn u64_to_f64(x0: u32, x1: u32) -> f64 {
 /// TF's `Uint16ToHalf`: a half in `[0, 1)` from 10 random bits.
 fn u16_to_f16(x: u32) -> f16 {
     f16::from_bits(((x & 0x3ff) | (15 << 10)) as u16) - f16::ONE
+}
+
+/// TF's `Uint16ToBfloat16`: a bfloat16 in `[0, 1)` from 7 random bits.
+fn u16_to_bf16(x: u32) -> bf16 {
+    bf16::from_bits(((x & 0x7f) | (127 << 7)) as u16) - bf16::ONE
 }
 
 /// TF's `BoxMullerFloat`: two standard normal floats.
@@ -209,7 +214,7 @@ fn box_muller_f32(x0: u32, x1: u32) -> [f32; 2] {
 }
 
 /// TF's `BoxMullerDouble`: two standard normal doubles.
-fn box_muller_f64(x: [u32; 4]) -> [f64; 2] {
+pub(super) fn box_muller_f64(x: [u32; 4]) -> [f64; 2] {
     let u1 = u64_to_f64(x[0], x[1]).max(1.0e-7);
     let v1 = 2.0 * std::f64::consts::PI * u64_to_f64(x[2], x[3]);
     let u2 = (-2.0 * u1.ln()).sqrt();
@@ -244,7 +249,7 @@ fn float_dtype_error(op: &'static str, dtype: DType) -> Error {
     Error::dtype(
         op,
         format!(
-            "dtype must be a floating point type (float16, float32, float64), got {}",
+            "dtype must be a floating point type (float16, bfloat16, float32, float64), got {}",
             dtype.name()
         ),
     )
@@ -282,6 +287,13 @@ pub fn uniform_from(
                 g.block().map(|x| u16_to_f16(x) * r + lo)
             })
         }
+        DType::BF16 => {
+            let (lo, hi) = (bf16::from_f64(minval), bf16::from_f64(maxval));
+            let r = hi - lo;
+            fill(OP, shape, gen, 1, |g| {
+                g.block().map(|x| u16_to_bf16(x) * r + lo)
+            })
+        }
         d => Err(float_dtype_error(OP, d)),
     }
 }
@@ -314,6 +326,12 @@ pub fn normal_from(
             let (m, s) = (f16::from_f64(mean), f16::from_f64(stddev));
             fill(OP, shape, gen, 1, |g| {
                 f4(g).map(|z| f16::from_f32(z) * s + m)
+            })
+        }
+        DType::BF16 => {
+            let (m, s) = (bf16::from_f64(mean), bf16::from_f64(stddev));
+            fill(OP, shape, gen, 1, |g| {
+                f4(g).map(|z| bf16::from_f32(z) * s + m)
             })
         }
         d => Err(float_dtype_error(OP, d)),
@@ -373,6 +391,12 @@ pub fn truncated_normal_from(
             let (m, s) = (f16::from_f64(mean), f16::from_f64(stddev));
             fill(OP, shape, gen, 256, |g| {
                 f4(g).map(|z| f16::from_f32(z) * s + m)
+            })
+        }
+        DType::BF16 => {
+            let (m, s) = (bf16::from_f64(mean), bf16::from_f64(stddev));
+            fill(OP, shape, gen, 256, |g| {
+                f4(g).map(|z| bf16::from_f32(z) * s + m)
             })
         }
         d => Err(float_dtype_error(OP, d)),

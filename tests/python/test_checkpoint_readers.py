@@ -3,6 +3,7 @@
 object-based key names, and deferred restoration for a plain ``gt.Module`` that makes
 its variables on its first call."""
 
+import json
 import os
 import threading
 import time
@@ -62,7 +63,7 @@ def test_list_and_load_with_tf_names(tmp_path):
     assert reader.get_variable_to_dtype_map()[kernel_path] == gt.float32
     assert reader.get_variable_to_dtype_map()["save_counter/.ATTRIBUTES/VARIABLE_VALUE"] == gt.int64
     np.testing.assert_array_equal(reader.get_tensor(kernel_path), kernel)
-    with pytest.raises(ValueError, match="not found"):
+    with pytest.raises(gt.errors.NotFoundError, match="Key nope not found in checkpoint"):
         reader.get_tensor("nope")
     empty = tmp_path / "empty"
     empty.mkdir()
@@ -152,3 +153,65 @@ def test_deferred_restore_for_a_nested_plain_module_and_mismatch(tmp_path):
     gt.train.Checkpoint(model=wrong).restore(path)
     with pytest.raises(ValueError, match="Checkpoint value"):
         wrong(gt.constant([[1.0, 2.0]]))
+
+
+def test_missing_files_and_keys_raise_not_found_as_tf(tmp_path):
+    # TF 2.21: tf.errors.NotFoundError (an OpError), with these messages.
+    assert issubclass(gt.errors.NotFoundError, gt.errors.OpError)
+    assert not issubclass(gt.errors.NotFoundError, ValueError)
+    path = gt.train.Checkpoint(v=gt.Variable([1.0, 2.0])).write(tmp_path / "c")
+    with pytest.raises(gt.errors.NotFoundError) as e:
+        gt.train.load_variable(path, "nope")
+    assert str(e.value) == "Key nope not found in checkpoint"
+    assert e.value.error_code == gt.errors.NOT_FOUND == 5 and e.value.op is None
+    missing = str(tmp_path / "missing")
+    for read in (gt.train.load_checkpoint, gt.train.list_variables, lambda p: gt.train.load_variable(p, "v")):
+        with pytest.raises(gt.errors.NotFoundError) as e:
+            read(missing)
+        want = f"Unsuccessful TensorSliceReader constructor: Failed to find any matching files for {missing}"
+        assert str(e.value) == want
+    err = gt.errors.NotFoundError(None, None, "gone")
+    assert err.message == "gone" and err.node_def is None
+
+
+def test_object_graph_as_tf(tmp_path):
+    # TF 2.21: tf.train.list_variables of tf.train.Checkpoint(v=tf.Variable([1., 2.])).write(...)
+    path = gt.train.Checkpoint(v=gt.Variable([1.0, 2.0])).write(tmp_path / "c")
+    want = [("_CHECKPOINTABLE_OBJECT_GRAPH", []), ("v/.ATTRIBUTES/VARIABLE_VALUE", [2])]
+    assert gt.train.list_variables(path) == want
+    reader = gt.train.load_checkpoint(path)
+    assert reader.has_tensor("_CHECKPOINTABLE_OBJECT_GRAPH")
+    assert reader.get_variable_to_dtype_map()["_CHECKPOINTABLE_OBJECT_GRAPH"] == gt.string
+    graph = json.loads(gt.train.load_variable(path, "_CHECKPOINTABLE_OBJECT_GRAPH"))
+    root, v = graph["nodes"]
+    assert root["children"] == [{"node_id": 1, "local_name": "v"}]
+    assert v["attributes"][0]["name"] == "VARIABLE_VALUE"
+    assert v["attributes"][0]["checkpoint_key"] == "v/.ATTRIBUTES/VARIABLE_VALUE"
+
+
+def test_object_graph_of_a_trained_model(tmp_path):
+    path, m, opt = _trained_checkpoint(tmp_path)
+    graph = json.loads(gt.train.load_checkpoint(path).get_tensor("_CHECKPOINTABLE_OBJECT_GRAPH"))
+    nodes = graph["nodes"]
+    keys = {a["checkpoint_key"]: i for i, n in enumerate(nodes) for a in n["attributes"]}
+    # Every saved value is exactly one node's attribute, reachable from the root.
+    assert sorted(keys) == sorted(k for k, _ in gt.train.list_variables(path) if k != "_CHECKPOINTABLE_OBJECT_GRAPH")
+    seen, todo = {0}, [0]
+    while todo:
+        for c in nodes[todo.pop()]["children"]:
+            seen.add(c["node_id"])
+            todo.append(c["node_id"])
+    slots = [s for n in nodes for s in n["slot_variables"]]
+    assert {s["slot_name"] for s in slots} == {"m", "v"}
+    assert all(s["original_variable_node_id"] in seen for s in slots)
+    assert set(keys.values()) <= seen | {s["slot_variable_node_id"] for s in slots}
+    # A file without the graph (as written before it was kept) still reads.
+    from gradtape import _safetensors
+
+    raw, meta = _safetensors.load_file_with_metadata(path + ".safetensors")
+    del meta["object_graph"]
+    _safetensors.save_file(raw, str(tmp_path / "old.safetensors"), meta)
+    names = [n for n, _ in gt.train.list_variables(tmp_path / "old")]
+    assert names == sorted(keys)
+    m2_path = tmp_path / "old"
+    assert gt.train.load_checkpoint(m2_path).has_tensor("_CHECKPOINTABLE_OBJECT_GRAPH") is False

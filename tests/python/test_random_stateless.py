@@ -351,3 +351,37 @@ def test_the_rust_loader_draws_the_same_numbers(tmp_path):
     out = subprocess.run([exe, path, "stateful"], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "float32 [" + ", ".join(repr(float(v)) for v in ref.normal([4]).numpy()) + "]"
+
+
+def test_large_categorical_is_tfs_single_threaded_stream():
+    # Beyond one shard TF's StatelessMultinomial skips each shard's generator to
+    # start_row * (num_samples + 3) / 4 blocks, and the shards are cut by Eigen's cost
+    # model from the intra-op thread count: TF's numbers for [300, 5] x 100 differ with 1, 2
+    # and 4 threads (tensorflow-cpu 2.21: e8c5c1761b8df32c, baa47e20795f3c32,
+    # 149e46af4fc7dac5). gradtape's do not depend on threads: they are TF's with
+    # tf.config.threading.set_intra_op_parallelism_threads(1) (one shard).
+    logits = gt.math.log(gt.fill([300, 5], 0.2))
+    c = gt.random.stateless_categorical(logits, 100, seed=S)
+    assert h(c) == "e8c5c1761b8df32c"
+    assert c.numpy()[150, :5].tolist() == [4, 4, 2, 0, 0]
+    assert c.numpy()[299, :5].tolist() == [4, 4, 0, 1, 3]
+
+
+def test_bfloat16_draws_are_tfs():
+    # sha256 prefixes and first values of TF 2.21's outputs (tensorflow-cpu, CPU).
+    r = gt.random
+    cases = [
+        (r.stateless_uniform([1001], seed=S, dtype=gt.bfloat16), "c3518c2bb195e849", [0.8359375, 0.0859375, 0.5]),
+        (r.stateless_uniform([1001], seed=S, minval=-2.0, maxval=3.0, dtype=gt.bfloat16), "e0b5e122f74cf6af",
+         [2.1875, -1.5703125, 0.5]),
+        (r.stateless_normal([1001], seed=S, dtype=gt.bfloat16, mean=1.0, stddev=2.0), "bcaba3eb4bdee485",
+         [3.046875, -0.078125, 3.5625]),
+        (r.stateless_truncated_normal([1001], seed=S, dtype=gt.bfloat16), "2d45fa4f524c93f8",
+         [1.0234375, -0.5390625, 1.28125]),
+    ]
+    for t, want, first in cases:
+        assert t.dtype == gt.bfloat16
+        assert np.asarray(t.numpy(), np.float64)[:3].tolist() == first
+        assert h(t) == want
+    g = gt.random.Generator.from_seed(3)
+    assert g.normal([4], dtype=gt.bfloat16).dtype == gt.bfloat16
