@@ -27,6 +27,7 @@ mod matmul;
 mod nn;
 mod nondiff;
 pub mod philox;
+pub mod philox_rejection;
 pub mod random;
 mod reduce;
 mod remap;
@@ -68,6 +69,7 @@ pub(crate) const SAVED: &[&[crate::saved_model::OpDef]] = &[
     matmul::saved::SAVED,
     nn::saved::SAVED,
     philox::saved::SAVED,
+    philox_rejection::saved::SAVED,
     random::saved::SAVED,
     remap::saved::SAVED,
     reshape::saved::SAVED,
@@ -89,6 +91,7 @@ pub(crate) const PYTHON: &[crate::python::expose::Family] = &[
     family!(matmul),
     family!(nn),
     family!(philox),
+    family!(philox_rejection),
     family!(reduce),
     family!(random),
     family!(remap),
