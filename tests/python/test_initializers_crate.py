@@ -16,14 +16,14 @@ def _first5(t):
 
 
 def test_seeded_draws_are_unchanged():
-    I = gt.initializers
+    init = gt.initializers
     gt.random.set_seed(1)
-    assert _first5(I.GlorotUniform(seed=3)((3, 4), "float32")) == GLOROT_3x4_SEED3
+    assert _first5(init.GlorotUniform(seed=3)((3, 4), "float32")) == GLOROT_3x4_SEED3
     gt.random.set_seed(1)
-    assert _first5(I.HeNormal(seed=5)((4, 2), "float32")) == [
+    assert _first5(init.HeNormal(seed=5)((4, 2), "float32")) == [
         0.1435403823852539, 1.5380715131759644, -1.1103193759918213, 0.9088544845581055, 0.4992775321006775]
     gt.random.set_seed(1)
-    assert _first5(I.VarianceScaling(2.0, "fan_out", "untruncated_normal", seed=7)((3, 3), "float64")) == [
+    assert _first5(init.VarianceScaling(2.0, "fan_out", "untruncated_normal", seed=7)((3, 3), "float64")) == [
         0.46591994545684573, -0.15971530700401082, 1.0392945332473398, 0.7848374494624943, 0.34222837435079406]
 
 
