@@ -118,7 +118,7 @@ impl Draw {
         distribution: &str,
     ) -> Result<Draw> {
         const OP: &str = "VarianceScaling";
-        if !(scale > 0.0) {
+        if scale.is_nan() || scale <= 0.0 {
             return Err(Error::invalid(
                 OP,
                 format!("scale must be a positive float, got {scale}"),

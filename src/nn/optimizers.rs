@@ -499,7 +499,11 @@ macro_rules! complex_elem {
             }
             #[inline(always)]
             fn maximum(self, other: $t) -> $t {
-                if self.is_nan() || !(self.norm() < other.norm()) && !other.is_nan() {
+                if self.is_nan() {
+                    self
+                } else if other.is_nan() {
+                    other
+                } else if self.norm() >= other.norm() {
                     self
                 } else {
                     other
