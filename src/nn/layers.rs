@@ -118,7 +118,7 @@ impl Draw {
         distribution: &str,
     ) -> Result<Draw> {
         const OP: &str = "VarianceScaling";
-        if !(scale > 0.0) {
+        if scale.is_nan() || scale <= 0.0 {
             return Err(Error::invalid(
                 OP,
                 format!("scale must be a positive float, got {scale}"),
@@ -412,38 +412,69 @@ mod tests {
             let v = t.cast(DType::F64).unwrap().to_vec::<f64>().unwrap();
             v[..5].to_vec()
         };
-        let cases: [(Tensor, [f64; 5]); 5] = [
-            {
-                crate::ops::random::set_seed(Some(1));
-                let t = glorot_uniform(&[3, 4], DType::F32, Some(3)).unwrap();
-                let w = [0.29728612303733826, -0.2828279137611389, -0.6354122161865234];
-                (t, [w[0], w[1], w[2], 0.6615937948226929, -0.5772815942764282])
-            },
-            {
-                crate::ops::random::set_seed(Some(1));
-                let d = Dense::with_options(3, 4, Activation::Linear, true, DType::F32, Some(3));
-                let w = [0.29728612303733826, -0.2828279137611389, -0.6354122161865234];
-                let t = d.unwrap().kernel.value_unrecorded();
-                (t, [w[0], w[1], w[2], 0.6615937948226929, -0.5772815942764282])
-            },
-            {
-                crate::ops::random::set_seed(Some(1));
-                let t = glorot_uniform(&[2, 3, 5], DType::F64, Some(3)).unwrap();
-                let w = [-0.18707303707572176, 0.4376031970159953, -0.1375332464045057];
-                (t, [w[0], w[1], w[2], 0.37655247620986665, 0.45592212542173816])
-            },
-            {
-                crate::ops::random::set_seed(Some(1));
-                let t = variance_scaling(&[4, 2], 2.0, "fan_in", "truncated_normal", DType::F32, Some(5));
-                let w = [0.1435403823852539, 1.5380715131759644, -1.1103193759918213];
-                (t.unwrap(), [w[0], w[1], w[2], 0.9088544845581055, 0.4992775321006775])
-            },
-            {
-                crate::ops::random::set_seed(Some(1));
-                let t = variance_scaling(&[3, 3], 2.0, "fan_out", "untruncated_normal", DType::F64, Some(7));
-                let w = [0.46591994545684573, -0.15971530700401082, 1.0392945332473398];
-                (t.unwrap(), [w[0], w[1], w[2], 0.7848374494624943, 0.34222837435079406])
-            },
+        let seeded = |f: &dyn Fn() -> Result<Tensor>| {
+            crate::ops::random::set_seed(Some(1));
+            f().unwrap()
+        };
+        let dense = || -> Result<Tensor> {
+            let d = Dense::with_options(3, 4, Activation::Linear, true, DType::F32, Some(3))?;
+            Ok(d.kernel.value_unrecorded())
+        };
+        let glorot = [
+            0.29728612303733826,
+            -0.2828279137611389,
+            -0.6354122161865234,
+            0.6615937948226929,
+            -0.5772815942764282,
+        ];
+        let cases = [
+            (
+                seeded(&|| glorot_uniform(&[3, 4], DType::F32, Some(3))),
+                glorot,
+            ),
+            (seeded(&dense), glorot),
+            (
+                seeded(&|| glorot_uniform(&[2, 3, 5], DType::F64, Some(3))),
+                [
+                    -0.18707303707572176,
+                    0.4376031970159953,
+                    -0.1375332464045057,
+                    0.37655247620986665,
+                    0.45592212542173816,
+                ],
+            ),
+            (
+                seeded(&|| {
+                    variance_scaling(
+                        &[4, 2],
+                        2.0,
+                        "fan_in",
+                        "truncated_normal",
+                        DType::F32,
+                        Some(5),
+                    )
+                }),
+                [
+                    0.1435403823852539,
+                    1.5380715131759644,
+                    -1.1103193759918213,
+                    0.9088544845581055,
+                    0.4992775321006775,
+                ],
+            ),
+            (
+                seeded(&|| {
+                    let f64_ = DType::F64;
+                    variance_scaling(&[3, 3], 2.0, "fan_out", "untruncated_normal", f64_, Some(7))
+                }),
+                [
+                    0.46591994545684573,
+                    -0.15971530700401082,
+                    1.0392945332473398,
+                    0.7848374494624943,
+                    0.34222837435079406,
+                ],
+            ),
         ];
         crate::ops::random::set_seed(None);
         for (i, (t, want)) in cases.into_iter().enumerate() {

@@ -499,7 +499,11 @@ macro_rules! complex_elem {
             }
             #[inline(always)]
             fn maximum(self, other: $t) -> $t {
-                if self.is_nan() || !(self.norm() < other.norm()) && !other.is_nan() {
+                if self.is_nan() {
+                    self
+                } else if other.is_nan() {
+                    other
+                } else if self.norm() >= other.norm() {
                     self
                 } else {
                     other
@@ -605,7 +609,8 @@ fn fused<T: Elem>(
             let t = k(step.step as f64);
             let o = <T::Coef as num_traits::One>::one();
             let alpha = T::from_coef(
-                k(lr) * Float::sqrt(o - Float::powf(k(beta_2), t)) / (o - Float::powf(k(beta_1), t)),
+                k(lr) * Float::sqrt(o - Float::powf(k(beta_2), t))
+                    / (o - Float::powf(k(beta_1), t)),
             );
             let (c1, c2, eps) = (c(1.0 - beta_1), c(1.0 - beta_2), c(epsilon));
             let sq_or_g: &[T] = sq.as_deref().unwrap_or(&g);
@@ -1710,8 +1715,7 @@ mod tests {
                 None,
             );
             let c32 = Variable::new(
-                Tensor::from_vec(x0.map(|v| Complex32::new(v as f32, 0.0)).to_vec(), &[4])
-                    .unwrap(),
+                Tensor::from_vec(x0.map(|v| Complex32::new(v as f32, 0.0)).to_vec(), &[4]).unwrap(),
                 true,
                 None,
             );
