@@ -85,7 +85,16 @@ fn plan(tape: &TapeInner, targets: &[Tensor], sources: &[Source<'_>]) -> Plan {
     // Of those, the ones that depend on a source.
     let mut leads: FxHashSet<TensorId> =
         FxHashSet::with_capacity_and_hasher(sources.len() + n, Default::default());
-    leads.extend(sources.iter().map(|s| s.id()));
+    // A source the tape does not know (never watched, not the output of a recorded op)
+    // gets no gradient, even when a recorded op read it beside a watched tensor: TF
+    // skips the input gradients no active tape watched when it records an op. Unless
+    // another tape was active (and may have watched it) when this one recorded.
+    leads.extend(
+        sources
+            .iter()
+            .map(|s| s.id())
+            .filter(|id| tape.shared || tape.ids.contains_key(id)),
+    );
     let mut order = Vec::with_capacity(n);
     for (k, node) in tape.nodes.iter().enumerate() {
         if marked[k] && node.inputs.iter().any(|s| leads.contains(&s.id)) {

@@ -37,6 +37,10 @@ pub(crate) struct TapeInner {
     pub(crate) recording: bool,
     /// A non-persistent tape that already computed its gradient.
     pub(crate) released: bool,
+    /// An op was recorded here while another tape was active too. TF computes an op's
+    /// input gradient when any active tape watched that input, so then a source this
+    /// tape never watched may still have one (see `backward::plan`).
+    pub(crate) shared: bool,
     pub(crate) nodes: Vec<Node>,
     pub(crate) ids: FxHashMap<TensorId, Entry>,
     pub(crate) watched_vars: Vec<Variable>,
@@ -239,6 +243,7 @@ impl GradientTape {
                     watch_accessed: watch_accessed_variables,
                     recording: true,
                     released: false,
+                    shared: false,
                     nodes: Vec::new(),
                     ids: FxHashMap::default(),
                     watched_vars: Vec::new(),
@@ -359,6 +364,7 @@ impl GradientTape {
         t.ids = FxHashMap::default();
         t.watched_vars.clear();
         t.released = false;
+        t.shared = false;
     }
 
     /// The first step of `gradient`, `jacobian` and `batch_jacobian`, taken before any

@@ -262,6 +262,11 @@ fn record_slow<O: Op>(
             .clone()
     };
     let mut accs: SmallVec<[(usize, Arc<AccCell>); 2]> = SmallVec::new();
+    let nested = stack
+        .iter()
+        .filter(|e| matches!(e, Active::Tape(_)))
+        .nth(1)
+        .is_some();
     for (k, entry) in stack.iter().enumerate() {
         let cell = match entry {
             Active::Tape(cell) => cell,
@@ -296,6 +301,7 @@ fn record_slow<O: Op>(
                 .collect(),
             op,
         };
+        tape.shared |= nested;
         tape.push(node);
     }
     if accs.is_empty() {

@@ -1782,3 +1782,18 @@ def test_grad_jacobian_conv():
         return tape.gradient(y, x)
 
     np.testing.assert_allclose(np.reshape(numerical, [-1]), np.reshape(_outer().numpy(), [-1]), rtol=1e-1)
+
+
+def test_an_unwatched_tensor_read_beside_a_watched_one_has_no_gradient():
+    # TF's tape follows only the tensors on it: `c` was never watched and no recorded op
+    # made it, so dy/dc is None (zeros when asked), though `x * c` was recorded for `x`.
+    x, c = gt.constant([1.0, 2.0]), gt.constant(0.75)
+    with gt.GradientTape(persistent=True) as t:
+        t.watch(x)
+        h = x * c
+        y = gt.reduce_sum(h * h)
+    assert t.gradient(y, c) is None
+    gx, gc, gh = t.gradient(y, [x, c, h], unconnected_gradients=gt.UnconnectedGradients.ZERO)
+    np.testing.assert_allclose(gx.numpy(), [2 * 0.75 * 0.75 * 1.0, 2 * 0.75 * 0.75 * 2.0])
+    assert gc.numpy() == 0.0
+    np.testing.assert_allclose(gh.numpy(), [1.5, 3.0])  # made by a recorded op: on the tape
