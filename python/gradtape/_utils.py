@@ -7,6 +7,7 @@ checks, ``tf.gradients`` (TF's eager error) and ``tf.no_gradient``.
 from __future__ import annotations
 
 import contextlib
+import json
 from typing import Any
 from collections.abc import Iterator
 
@@ -175,10 +176,18 @@ def _compare(x: Any, y: Any, op: Any, what: str, message: Any, summarize: Any) -
             _fail(message, f"Condition x {what} y did not hold.\nx = {a}\ny = {b}")
 
     if _native._is_symbolic(tx) or _native._is_symbolic(ty):
-        _native._effect(check, [tx, ty], None)
+        # TF's Assert node: the condition (elementwise, every element must hold) in
+        # engine ops, checked in the graph at each call (no Python then; saveable).
+        cond = _SYMBOLIC[what](tx, ty)
+        head = f"Condition x {what} y did not hold."
+        spec = {"message": head if message is None else f"{message}\n{head}", "names": ["x", "y"]}
+        _native._assert(cond, [tx, ty], json.dumps(spec))
     else:
         check([tx, ty])
     return None
+
+
+_SYMBOLIC = {"==": _native.equal, "<": _native.less, ">": _native.greater}
 
 
 def assert_equal(x: Any, y: Any, message: Any = None, summarize: Any = None, name: str | None = None) -> None:

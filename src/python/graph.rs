@@ -7,7 +7,7 @@
 
 use std::sync::Arc;
 
-use pyo3::exceptions::{PyAttributeError, PyTypeError};
+use pyo3::exceptions::{PyAttributeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyList;
 
@@ -505,6 +505,32 @@ fn _effect(
     Ok(())
 }
 
+/// Records a traced `gt.assert_*` (TF's `Assert` node): at every call of the graph,
+/// `InvalidArgumentError` unless every element of `cond` holds, with `spec`'s message
+/// and `data`'s values (`saved_model::table::AssertSpec`, JSON; saveable). Runs now
+/// when nothing traces. No Python runs at call time.
+#[pyfunction]
+fn _assert(cond: &Bound<'_, PyAny>, data: Vec<Bound<'_, PyAny>>, spec: String) -> PyResult<()> {
+    let parsed: crate::saved_model::table::AssertSpec = serde_json::from_str(&spec)
+        .map_err(|e| PyValueError::new_err(format!("assert spec: {e}")))?;
+    if parsed.names.len() != data.len() {
+        return Err(PyValueError::new_err(
+            "assert spec: one name per data tensor",
+        ));
+    }
+    let mut inputs = vec![as_tensor(cond).ok_or_else(|| PyTypeError::new_err("cond is a tensor"))?];
+    for d in &data {
+        inputs.push(as_tensor(d).ok_or_else(|| PyTypeError::new_err("assert data are tensors"))?);
+    }
+    let refs: Vec<&Tensor> = inputs.iter().collect();
+    let f = move |xs: &[Tensor]| {
+        crate::saved_model::table::assert_check(&parsed, xs)?;
+        Ok(Vec::new())
+    };
+    guarded(|| graph::record_effect_keyed("Assert", spec, &refs, f))?;
+    Ok(())
+}
+
 /// `gt.py_function`: `callback(list_of_tensors)` returns a list of tensors; eagerly it
 /// runs now; while tracing it also runs on every call of the graph (a stateful node).
 #[pyfunction]
@@ -624,6 +650,7 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_cond, m)?)?;
     m.add_function(wrap_pyfunction!(_while_loop, m)?)?;
     m.add_function(wrap_pyfunction!(_effect, m)?)?;
+    m.add_function(wrap_pyfunction!(_assert, m)?)?;
     m.add_function(wrap_pyfunction!(_py_call, m)?)?;
     m.add_function(wrap_pyfunction!(_suspend_tracing, m)?)?;
     m.add_function(wrap_pyfunction!(_resume_tracing, m)?)?;

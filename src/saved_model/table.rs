@@ -106,12 +106,65 @@ fn rows() -> impl Iterator<Item = &'static OpDef> {
         .chain(EFFECTS.iter())
 }
 
-/// `gt.print` in a traced function: its key is the JSON of a [`PrintSpec`].
-const EFFECTS: &[OpDef] = &[OpDef::new("PrintV2", 0, &["spec"], print_node)
-    .inputs(0, usize::MAX)
-    .outputs(Some(0))
-    .stateful()
-    .json()];
+/// `gt.print` in a traced function: its key is the JSON of a [`PrintSpec`]; a traced
+/// `gt.assert_*`: its key is the JSON of an [`AssertSpec`].
+const EFFECTS: &[OpDef] = &[
+    OpDef::new("PrintV2", 0, &["spec"], print_node)
+        .inputs(0, usize::MAX)
+        .outputs(Some(0))
+        .stateful()
+        .json(),
+    OpDef::new("Assert", 0, &["spec"], assert_node)
+        .inputs(1, usize::MAX)
+        .outputs(Some(0))
+        .stateful()
+        .json(),
+];
+
+/// What a traced assertion checks at each call (TF's `Assert` node): its first input is
+/// the condition (a boolean; every element must hold), the others are the data shown in
+/// the `InvalidArgumentError` it raises otherwise: `message`, then one line
+/// `"{name} = {values}"` per data tensor.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AssertSpec {
+    pub message: String,
+    pub names: Vec<String>,
+}
+
+/// The check of an [`AssertSpec`] on `xs` (the condition, then the data).
+pub fn assert_check(spec: &AssertSpec, xs: &[Tensor]) -> Result<()> {
+    let (cond, data) = xs
+        .split_first()
+        .ok_or_else(|| Error::invalid("Assert", "no condition"))?;
+    if cond.dtype() != DType::Bool {
+        return Err(Error::invalid(
+            "Assert",
+            "the condition is not a boolean tensor",
+        ));
+    }
+    if cond.to_vec::<bool>()?.iter().all(|&b| b) {
+        return Ok(());
+    }
+    let mut text = spec.message.clone();
+    for (name, t) in spec.names.iter().zip(data) {
+        text.push_str(&format!("\n{name} = {}", values_text(t)));
+    }
+    Err(Error::invalid("Assert", text))
+}
+
+fn assert_node(a: &Attrs, n: usize) -> Result<Forward> {
+    let spec: AssertSpec = get("Assert", a, "spec")?;
+    ensure(
+        spec.names.len() + 1 == n,
+        "Assert",
+        "the number of tensors does not fit the names",
+    )?;
+    Ok(std::sync::Arc::new(move |xs: &[Tensor]| {
+        assert_check(&spec, xs)?;
+        Ok(Vec::new())
+    }))
+}
 
 /// What a saved print writes: `parts` in order joined by `sep`, each text as is and each
 /// `null` the next input tensor (TF's print format, `summarize` items at each end of an
@@ -647,5 +700,30 @@ mod tests {
         .unwrap();
         assert!(super::super::ops::build("PrintV2", &attrs, 2).is_ok());
         assert!(super::super::ops::build("PrintV2", &attrs, 1).is_err());
+    }
+
+    #[test]
+    fn a_saved_assert_raises_with_its_message_and_data() {
+        let spec = AssertSpec {
+            message: "Condition x == y did not hold.".into(),
+            names: vec!["x".into(), "y".into()],
+        };
+        let x = Tensor::from_vec(vec![1.0f32, 2.0], &[2]).unwrap();
+        let y = Tensor::from_vec(vec![1.0f32, 3.0], &[2]).unwrap();
+        let yes = Tensor::from_vec(vec![true], &[]).unwrap();
+        let no = Tensor::from_vec(vec![false], &[]).unwrap();
+        let attrs = encode(
+            for_traced("Assert", 3).unwrap(),
+            &serde_json::to_string(&spec).unwrap(),
+        )
+        .unwrap();
+        let f = super::super::ops::build("Assert", &attrs, 3).unwrap();
+        assert!(f(&[yes, x.clone(), y.clone()]).unwrap().is_empty());
+        let err = f(&[no, x, y]).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            "Assert: Condition x == y did not hold.\nx = [1 2]\ny = [1 3]"
+        );
+        assert!(super::super::ops::build("Assert", &attrs, 2).is_err());
     }
 }

@@ -334,3 +334,28 @@ def test_dropout_draws_a_fresh_mask_on_every_call_after_loading(tmp_path):
         print(sorted(set(a.tolist()) | set(b.tolist())), int(np.array_equal(a, b)), int(30 < (a == 0).sum() < 170))
     """, tmp_path / "d")
     assert out.split() == ["[0.0,", "2.0]", "0", "1"]
+
+
+class Checked(gt.Module):
+    @gt.function(input_signature=[gt.TensorSpec([2], gt.float32)])
+    def f(self, x):
+        gt.debugging.assert_less(x, 3.0, message="x too big")
+        return x * 2.0
+
+
+def test_a_traced_assert_is_saved_and_checks_each_call_after_loading(tmp_path):
+    gt.saved_model.save(Checked(), tmp_path / "a")
+    doc = json.loads((tmp_path / "a" / "saved_model.json").read_text())
+    assert _node(doc, "Assert")["attrs"]["spec"] == {
+        "message": "x too big\nCondition x < y did not hold.", "names": ["x", "y"]}
+    out = fresh("""
+        import sys
+        import gradtape as gt
+        m = gt.saved_model.load(sys.argv[1])
+        print(m.f(gt.constant([1.0, 2.0])).numpy().tolist())
+        try:
+            m.f(gt.constant([1.0, 5.0]))
+        except gt.errors.InvalidArgumentError as e:
+            print(str(e).splitlines()[1:])
+    """, tmp_path / "a")
+    assert out == "[2.0, 4.0]\n['Condition x < y did not hold.', 'x = [1 5]', 'y = 3']\n"
