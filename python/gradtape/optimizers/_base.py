@@ -187,8 +187,8 @@ class Optimizer:
         rule = self._native_rule()
         if rule is None:
             return None
-        if not var.dtype.is_complex and var.dtype.name not in ("float16", "float32", "float64"):
-            return None  # bfloat16: the op chain of `_plan`
+        if var.dtype.name not in _VALID_DTYPES:
+            return None  # refused by `_plan` with Keras' message
         owner = next(c for c in type(self).__mro__ if "_plan" in c.__dict__)
         if "_native_rule" not in owner.__dict__:
             return None  # a subclass's own `_plan`

@@ -1,6 +1,6 @@
 """Nadam, Adamax, Adadelta, Ftrl and Lion, with Keras 3's update rules. Each step of a
 variable is one fused kernel of the crate (``gradtape::nn::optimizers``), for float16,
-float32, float64, complex64 and complex128 variables alike (complex numbers as TF's
+bfloat16, float32, float64, complex64 and complex128 variables alike (complex numbers as TF's
 training ops take them: ``g * g`` for the square, ``sign(z) = z / |z|``; a maximum or a
 clip compares moduli)."""
 
@@ -12,15 +12,16 @@ from ._base import Optimizer
 
 
 class _KernelOnly(Optimizer):
-    """An optimizer whose only implementation is the crate's kernel (float16, float32,
-    float64, complex64 and complex128 variables)."""
+    """An optimizer whose only implementation is the crate's kernel (float16, bfloat16,
+    float32, float64, complex64 and complex128 variables)."""
 
     def _native_rule(self) -> tuple[str, list[float]] | None:
         return None  # each subclass names its rule
 
     def _plan(self, var: Any, grad: Any, lr: Any, step: Any, slot: Any) -> tuple:
         raise ValueError(
-            f"{type(self).__name__} updates float16, float32, float64, complex64 and complex128 variables; "
+            f"{type(self).__name__} updates float16, bfloat16, float32, float64, complex64 and complex128 "
+            f"variables; "
             f"{var.name} is {var.dtype.name}"
         )
 
