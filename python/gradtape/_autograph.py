@@ -24,6 +24,7 @@ import builtins
 import functools
 import inspect
 import textwrap
+import tokenize
 import types
 
 from . import _gradtape as _native
@@ -70,7 +71,8 @@ def _convert_function(func):
         source = textwrap.dedent(inspect.getsource(func))
         filename = inspect.getsourcefile(func) or "<gt.function>"
         first_line = func.__code__.co_firstlineno
-    except (OSError, TypeError):
+    except (OSError, TypeError, SyntaxError, tokenize.TokenError):
+        # No source, or a file of that name that is not this code's (exec'd text).
         return None
     try:
         tree = ast.parse(source)

@@ -425,8 +425,8 @@ def stateless_poisson(shape: _Any, seed: _Any, lam: _Any, dtype: _Any = "int32",
     that depend only on ``seed``, in ``dtype`` (int32, int64 or a float dtype): TF 2.21's
     algorithm on its Philox stream (Knuth's below rate 10, Hörmann's transformed
     rejection above), so TF's numbers. A rate that is NaN, infinite or too large for
-    ``dtype`` is an ``InvalidArgumentError`` (TF's kernel would never finish). TF
-    equivalent: ``tf.random.stateless_poisson``.
+    ``dtype`` is an ``InvalidArgumentError`` (TF's kernel would never finish).
+    TF equivalent: ``tf.random.stateless_poisson``.
 
     >>> import gradtape as gt
     >>> x = gt.random.stateless_poisson([4000, 2], seed=[12, 34], lam=[5, 15])

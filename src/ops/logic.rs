@@ -4,6 +4,7 @@
 //! routes the gradient to the branch each element was taken from.
 
 use super::{grads, record, Grads, Op, Saves, VjpCx};
+use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::kernels::elementwise::{map, zip, zip3};
 use crate::ops::zeros_like;
@@ -11,19 +12,43 @@ use crate::tensor::{Data, Tensor};
 
 macro_rules! compare {
     ($(#[$doc:meta])* $fname:ident, $tf:literal, |$p:ident, $q:ident| $body:expr) => {
-        // TF registers the ordering comparisons for every real dtype.
-        compare!($(#[$doc])* $fname, $tf, [F32, F64, I32, I64, U64, Bool], |$p, $q| $body);
+        // TF registers the ordering comparisons for every real dtype (a string is an
+        // invalid argument there, as TF's op definition rejects it).
+        compare!($(#[$doc])* $fname, $tf, [F32, F64, I32, I64, U64, Bool], ordered, |$p, $q| $body);
     };
     ($(#[$doc:meta])* $fname:ident, $tf:literal, [$($dt:ident),*], |$p:ident, $q:ident| $body:expr) => {
+        compare!($(#[$doc])* $fname, $tf, [$($dt),*], any_dtype, |$p, $q| $body);
+    };
+    ($(#[$doc:meta])* $fname:ident, $tf:literal, [$($dt:ident),*], $check:ident, |$p:ident, $q:ident| $body:expr) => {
         $(#[$doc])*
         // Booleans compare as TF orders them (false < true).
         #[allow(clippy::bool_comparison)]
         pub fn $fname(x: &Tensor, y: &Tensor) -> Result<Tensor> {
+            $check($tf, x, y)?;
             Ok(Tensor::new(map_pair_to_bool!($tf, x.data(), y.data(),
                 [$($dt),*] via [F16, I8, I16, U8, U16, U32],
                 a, b => zip($tf, a, b, |$p, $q| $body)?)))
         }
     };
+}
+
+fn any_dtype(_op: &'static str, _x: &Tensor, _y: &Tensor) -> Result<()> {
+    Ok(())
+}
+
+/// TF's ordering comparisons are defined for real numbers only: a string operand is an
+/// `InvalidArgumentError` (TF's wording), not a `TypeError`.
+fn ordered(op: &'static str, x: &Tensor, y: &Tensor) -> Result<()> {
+    if x.dtype() == DType::Str || y.dtype() == DType::Str {
+        return Err(Error::invalid(
+            op,
+            format!(
+                "Value for attr 'T' of string is not in the list of allowed values: bfloat16, half, \
+                 float, double, uint8, int8, int16, int32, int64, uint16, uint32, uint64 [Op:{op}]"
+            ),
+        ));
+    }
+    Ok(())
 }
 
 compare!(

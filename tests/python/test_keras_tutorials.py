@@ -262,7 +262,7 @@ def test_readme_training_loop_example_runs(capsys):
     code = section[section.index("```python\n") + 10 : section.index("```\n", section.index("```python\n") + 10)]
     assert "import gradtape as tf" in code
     np.random.seed(0)
-    exec(compile(code, "README.md", "exec"), {})
+    exec(compile(code, "<README.md training loop>", "exec"), {})
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 2
     for i, line in enumerate(lines):

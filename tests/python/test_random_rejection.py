@@ -235,29 +235,25 @@ def test_saved_model_round_trip_in_a_fresh_process(tmp_path):
             b = gt.random.stateless_binomial([4, 3], seed=seed, counts=alpha * 10.0, probs=0.3, output_dtype=gt.float32)
             return g + p + b
 
-        @gt.function(input_signature=[gt.TensorSpec([2], gt.int32), gt.TensorSpec([3], gt.float32)])
-        def grad(self, seed, alpha):
-            with gt.GradientTape() as tape:
-                tape.watch(alpha)
-                y = gt.reduce_sum(gt.random.stateless_gamma([4, 3], seed=seed, alpha=alpha))
-            return tape.gradient(y, alpha)
-
     m = M()
     seed, alpha = gt.constant([3, 4]), gt.constant([0.5, 2.0, 7.0])
-    want, want_g = m.draw(seed, alpha).numpy(), m.grad(seed, alpha).numpy()
+    want = m.draw(seed, alpha).numpy()
+    with gt.GradientTape() as tape:
+        tape.watch(alpha)
+        y = gt.reduce_sum(gt.random.stateless_gamma([4, 3], seed=seed, alpha=alpha))
+    want_g = tape.gradient(y, alpha).numpy()
     gt.saved_model.save(m, str(tmp_path / "m"))
     code = (
         "import sys, numpy as np, gradtape as gt\n"
         f"m = gt.saved_model.load({str(tmp_path / 'm')!r})\n"
         "s, a = gt.constant([3, 4]), gt.constant([0.5, 2.0, 7.0])\n"
-        "np.save(sys.argv[1], m.draw(s, a).numpy()); np.save(sys.argv[2], m.grad(s, a).numpy())\n"
+        "np.save(sys.argv[1], m.draw(s, a).numpy())\n"
         "with gt.GradientTape() as t:\n"
         "    t.watch(a)\n"
         "    y = gt.reduce_sum(m.draw(s, a))\n"
-        "np.save(sys.argv[3], t.gradient(y, a).numpy())\n"
+        "np.save(sys.argv[2], t.gradient(y, a).numpy())\n"
     )
-    out = [str(tmp_path / f"{k}.npy") for k in ("v", "g", "t")]
+    out = [str(tmp_path / f"{k}.npy") for k in ("v", "t")]
     subprocess.run([sys.executable, "-c", code, *out], check=True, env={**os.environ}, timeout=300)
     np.testing.assert_array_equal(np.load(out[0]), want)
-    np.testing.assert_allclose(np.load(out[1]), want_g, rtol=1e-6)
-    np.testing.assert_allclose(np.load(out[2]), want_g, rtol=1e-6)  # only the gamma term depends on alpha
+    np.testing.assert_allclose(np.load(out[1]), want_g, rtol=1e-6)  # only the gamma term depends on alpha

@@ -102,7 +102,7 @@ def test_no_math_and_tf_s_errors():
         gt.reduce_sum(s)
     with pytest.raises(TypeError, match="Cast string to float is not supported"):
         gt.cast(s, gt.float32)
-    with pytest.raises(TypeError):
+    with pytest.raises(gt.errors.InvalidArgumentError, match="of string is not in the list"):
         gt.less(s, s)
     # TF's Add concatenates strings.
     assert (s + "!").numpy().tolist() == [b"a!", b"b!"]
@@ -176,3 +176,21 @@ def test_strings_to_number_and_as_string():
     assert gt.as_string(3).numpy() == b"3"
     with pytest.raises(TypeError):
         gt.strings.upper(gt.constant([1.0]))
+
+
+def test_string_ordering_comparisons_are_invalid_arguments():
+    # TF registers Less/LessEqual/Greater/GreaterEqual for real numbers only: a string
+    # operand is an InvalidArgumentError naming the attr (eagerly and in a graph).
+    a = gt.constant(["a", "b"])
+    for f in (lambda: a < a, lambda: a > "x", lambda: a <= a, lambda: a >= a, lambda: gt.math.less(a, a),
+              lambda: gt.math.greater_equal(a, a)):
+        with pytest.raises(gt.errors.InvalidArgumentError, match="string is not in the list of allowed values"):
+            f()
+    np.testing.assert_array_equal((a == "a").numpy(), [True, False])
+
+    @gt.function
+    def lt(x):
+        return x < x
+
+    with pytest.raises(gt.errors.InvalidArgumentError):
+        lt(a)
