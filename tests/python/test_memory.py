@@ -33,25 +33,44 @@ def test_deep_mlp_tape_deleted_returns_its_memory():
     # The goal of issue 10: a 50-layer 512-wide ReLU MLP at batch 256, forward and
     # gradient twice on a persistent tape, then `del tape` and a collection, with no
     # release call: at most 8 MiB over the baseline.
+    #
+    # The baseline is taken after one warm-up step of the same shapes (two layers): a
+    # process's first matmul, ReLU and backward sweep page in the extension's code and
+    # start the thread pool, whose threads keep their own heaps (GEMM packing buffers the
+    # size of a core's L2 cache). That first-use cost belongs to the process, not to a
+    # tape, and depends on the build: 4.3 MiB of code in the release wheel, 6.9 MiB in the
+    # unoptimized one CI tests (measured from /proc/self/pagemap), plus about 1 MiB per
+    # pool thread. With it in the baseline, what a deleted tape keeps is measured alone,
+    # and the bound is half the goal's.
     out = run_python(
         _RSS
         + """
 rng = np.random.default_rng(0)
 ws = [gt.Variable(rng.standard_normal((512, 512)).astype(np.float32) * 0.05) for _ in range(50)]
 x = gt.constant(rng.standard_normal((256, 512)).astype(np.float32))
+
+def steps(layers, times):
+    for _ in range(times):
+        with gt.GradientTape(persistent=True) as tape:
+            h = x
+            for w in layers:
+                h = gt.nn.relu(h @ w)
+            loss = gt.reduce_sum(h * h)
+        grads = tape.gradient(loss, layers)
+        assert len(grads) == len(layers) and grads[0].shape == (512, 512)
+    return tape, grads, h, loss
+
+gc.collect()
+first = rss_mib()
+held = steps(ws[:2], 1)
+del held
 gc.collect()
 base = rss_mib()
-for _ in range(2):
-    with gt.GradientTape(persistent=True) as tape:
-        h = x
-        for w in ws:
-            h = gt.nn.relu(h @ w)
-        loss = gt.reduce_sum(h * h)
-    grads = tape.gradient(loss, ws)
-    assert len(grads) == 50 and grads[0].shape == (512, 512)
+tape, grads, h, loss = steps(ws, 2)
 peak = rss_mib()
 del tape, grads, h, loss
 gc.collect()
+print("first_use", base - first)
 print("grew", peak - base)
 print("kept", rss_mib() - base)
 """,
@@ -59,7 +78,9 @@ print("kept", rss_mib() - base)
     )
     f = _figures(out)
     assert f["grew"] > 50, f  # the tape really held its activations
-    assert f["kept"] <= 8.0, f
+    assert f["kept"] <= 4.0, f
+    # The first-use cost is bounded too (code and pool threads, not tensors).
+    assert f["first_use"] <= 24.0, f
 
 
 def test_every_tape_drop_returns_memory_even_in_quick_succession():
