@@ -757,8 +757,9 @@ def while_loop(
     name=None,
 ):
     """``while cond(*loop_vars): loop_vars = body(*loop_vars)``; returns the final loop
-    variables (same structure). Inside a ``gt.function`` with a symbolic condition, the
-    loop is one graph node run on every call. TF equivalent: ``tf.while_loop``.
+    variables (same structure). Inside a ``gt.function`` the loop is one graph node run on
+    every call, as TF's, also when the condition is a Python value (its outputs are
+    tensors). TF equivalent: ``tf.while_loop``.
 
     >>> import gradtape as gt
     >>> print(gt.while_loop(lambda i: i < 10, lambda i: (i + 3,), [gt.constant(0)]))
@@ -804,12 +805,12 @@ def _to_pred(c):
 def _loop(cond, body, vars_):
     """The loop over a tuple of (nested) loop variables."""
     first = cond(*vars_)
-    symbolic = _native._is_symbolic(first) or (
-        _native._is_tracing()
-        and any(_native._is_symbolic(v) for v in _nest.flatten(vars_) if isinstance(v, _Tensor))
-        and isinstance(first, _Tensor)
-    )
-    if not symbolic:
+    # Inside a trace the loop is always a graph loop, as TF's while_loop is in a graph,
+    # even with a Python condition or loop variables that are Python numbers: the
+    # outputs are the loop node's (tensors, connected to every loop variable), so a loop
+    # variable the body replaces gets a zero gradient, not None. (AutoGraph's `while` on
+    # a Python condition stays a Python loop: it does not come here.)
+    if not (_native._is_symbolic(first) or _native._is_tracing()):
         c = first
         while _truth(c):
             new = body(*vars_)

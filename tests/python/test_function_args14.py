@@ -62,9 +62,7 @@ def test_one_hot_depth_computed_in_the_trace():
 
 
 def test_while_loop_outputs_connect_to_every_loop_input_in_a_function():
-    # TF 2.21 in a tf.function: d a / d y = 0 and d b / d x = 0 (not None). (A loop whose
-    # condition is a Python value is unrolled by the trace, as eagerly: see
-    # gt.while_loop's docstring.)
+    # TF 2.21 in a tf.function: d a / d y = 0 and d b / d x = 0 (not None).
     @gt.function
     def f(x, y):
         with gt.GradientTape(persistent=True) as t:
@@ -83,6 +81,34 @@ def test_while_loop_outputs_connect_to_every_loop_input_in_a_function():
         t.watch([x, y])
         _, a, _ = gt.while_loop(lambda i, a, b: i < 3, lambda i, a, b: (i + 1, a * 2.0, b), [0, x, y])
     assert t.gradient(a, y) is None
+
+
+def test_while_loop_with_a_python_condition_is_a_graph_loop_in_a_function():
+    # In a tf.function, tf.while_loop builds a While even when the condition is a Python
+    # value or the loop variables are Python numbers: its outputs are tensors, and a loop
+    # variable the body replaces by a constant gets 0, not None. TF 2.21 printed
+    # [2.0, 0.0, 5.0625, 13.5, 3, 3] and [4, 16.0] (one trace) for these two functions.
+    @gt.function
+    def f(x):
+        with gt.GradientTape(persistent=True) as t:
+            t.watch(x)
+            i, v = gt.while_loop(lambda i, v: i < 3, lambda i, v: (i + 1, 2.0 * gt.ones_like(v)), [0, x])
+            j, w = gt.while_loop(lambda j, w: True, lambda j, w: (j + 1, w * x), [0, x], maximum_iterations=3)
+        return v, t.gradient(v, x), w, t.gradient(w, x), i, j
+
+    v, dv, w, dw, i, j = f(gt.constant(1.5))
+    assert isinstance(i, gt.Tensor) and i.dtype == gt.int32 and int(i) == 3 and int(j) == 3
+    assert (float(v), float(dv), float(w), float(dw)) == (2.0, 0.0, 5.0625, 13.5)
+
+    @gt.function
+    def g(x):
+        return gt.while_loop(lambda i, v: i < 4, lambda i, v: (i + 1, v * x), [0, gt.constant(1.0)])
+
+    i, v = g(gt.constant(2.0))
+    assert (int(i), float(v)) == (4, 16.0)
+    # The loop runs when the graph runs: another value, no new trace.
+    assert float(g(gt.constant(3.0))[1]) == 81.0
+    assert g.experimental_get_tracing_count() == 1
 
 
 def test_while_loop_zero_iterations_and_outer_tape_in_a_function():
