@@ -33,7 +33,10 @@ use crate::error::{Error, Result};
 use crate::tensor::Tensor;
 use crate::variable::Variable;
 
-pub use tapes::{record_acc_use, record_tape_use, AccCall, AccUse, TapeUse};
+pub use tapes::{
+    flatten_grads, record_acc_use, record_tape_use, tape_forward, AccCall, AccUse, SourceRef,
+    TapeKey, TapeSpec, TAPE_OPS,
+};
 pub use trace::{
     apply, apply_stateful, apply_stateful_keyed, constant, is_tracing, lookup, note_shape_read,
     paused, record_effect, record_effect_keyed, resume, suspend, trace, trace_subgraph, Traced,

@@ -331,6 +331,18 @@ pub(super) fn push_effect(
     push_call(name, None, None, true, f, inputs, outputs)
 }
 
+/// [`push_effect`] with `key`, the text of what the effect does (a tape use's
+/// [`super::tapes::TapeKey`]), which a SavedModel stores.
+pub(super) fn push_effect_keyed(
+    name: &str,
+    key: String,
+    f: Forward,
+    inputs: &[&Tensor],
+    outputs: &[Tensor],
+) -> Result<()> {
+    push_call(name, Some(key), None, true, f, inputs, outputs)
+}
+
 /// Appends an engine-call node (`f` over `inputs`) whose trace-time values are `outputs`.
 fn push_call(
     name: &str,

@@ -14,7 +14,7 @@ use pyo3::{PyTraverseError, PyVisit};
 
 use super::tensor::PyTensor;
 use super::variable::PyVariable;
-use crate::graph::{self, TapeUse};
+use crate::graph::{self, flatten_grads, SourceRef, TapeSpec};
 use crate::tape::{Grad, GradientTape, Source, UnconnectedGradients};
 use crate::tensor::Tensor;
 use crate::variable::Variable;
@@ -40,121 +40,43 @@ impl Src {
     }
 }
 
-/// Sources of a traced tape call: tensors become node inputs (`T(k)`: input `k`),
-/// variables are kept by reference.
-#[derive(Clone)]
-enum Plan {
-    T(usize),
-    V(Variable),
-}
-
-/// Splits sources into the node's input tensors (appended to `inputs`) and a plan to
-/// rebuild them when the graph runs.
-fn plan_of(srcs: &[Src], inputs: &mut Vec<Tensor>) -> Vec<Plan> {
+/// The sources of a traced tape call as the node refers to them: a tensor becomes one
+/// of the node's inputs (appended to `inputs`), a variable one of its variables.
+fn source_refs(srcs: &[Src], inputs: &mut Vec<Tensor>, vars: &mut Vec<Variable>) -> Vec<SourceRef> {
     srcs.iter()
         .map(|s| match s {
             Src::T(t) => {
                 inputs.push(t.clone());
-                Plan::T(inputs.len() - 1)
+                SourceRef::Input(inputs.len() - 1)
             }
-            Src::V(v) => Plan::V(v.clone()),
+            Src::V(v) => {
+                vars.push(v.clone());
+                SourceRef::Variable(vars.len() - 1)
+            }
         })
         .collect()
 }
 
-fn rebuild(plan: &[Plan], xs: &[Tensor]) -> Vec<Src> {
-    plan.iter()
-        .map(|p| match p {
-            Plan::T(k) => Src::T(xs[*k].clone()),
-            Plan::V(v) => Src::V(crate::graph::resolve(v)),
-        })
-        .collect()
+/// Which results of a traced call were not `None`.
+fn present(r: &[Option<Tensor>]) -> Vec<bool> {
+    r.iter().map(Option::is_some).collect()
 }
 
-/// The inputs of a traced `gradient` node — the targets, the tensor sources, then the
-/// output gradients given — and where a run finds each argument among them again.
-struct GradientArgs {
-    n_targets: usize,
-    plan: Vec<Plan>,
-    og_slots: Option<Vec<Option<usize>>>,
-}
-
-impl GradientArgs {
-    /// The node's inputs, and how to read the call's arguments back from them.
-    fn new(
-        targets: &[Tensor],
-        srcs: &[Src],
-        og: Option<&[Option<Tensor>]>,
-    ) -> (GradientArgs, Vec<Tensor>) {
-        let mut inputs = targets.to_vec();
-        let plan = plan_of(srcs, &mut inputs);
-        let og_slots = og.map(|og| {
-            og.iter()
-                .map(|g| {
-                    g.as_ref().map(|g| {
-                        inputs.push(g.clone());
-                        inputs.len() - 1
-                    })
-                })
-                .collect()
-        });
-        let args = GradientArgs {
-            n_targets: targets.len(),
-            plan,
-            og_slots,
-        };
-        (args, inputs)
-    }
-
-    fn targets<'x>(&self, xs: &'x [Tensor]) -> &'x [Tensor] {
-        &xs[..self.n_targets]
-    }
-
-    fn sources(&self, xs: &[Tensor]) -> Vec<Src> {
-        rebuild(&self.plan, xs)
-    }
-
-    fn output_gradients(&self, xs: &[Tensor]) -> Option<Vec<Option<Tensor>>> {
-        self.og_slots
-            .as_ref()
-            .map(|s| s.iter().map(|k| k.map(|k| xs[k].clone())).collect())
-    }
-}
-
-/// Records a tape call that gave `results` during the trace: the node's outputs are the
-/// results that were not `None` (which ones are is fixed by the graph's structure).
-fn record_call(
-    name: &str,
+/// Records a tape use that gave `results` during the trace (nothing when not tracing):
+/// the node's outputs are the results that were not `None`.
+fn record(
     tape: &GradientTape,
+    spec: TapeSpec,
+    vars: &[Variable],
     inputs: &[Tensor],
     results: &[Option<Tensor>],
-    f: impl Fn(&GradientTape, &[Tensor]) -> crate::error::Result<Vec<Option<Tensor>>>
-        + Send
-        + Sync
-        + 'static,
 ) -> PyResult<()> {
     if !graph::is_tracing() {
         return Ok(());
     }
-    let mask: Vec<bool> = results.iter().map(Option::is_some).collect();
     let outs: Vec<Tensor> = results.iter().flatten().cloned().collect();
     let refs: Vec<&Tensor> = inputs.iter().collect();
-    let op = name.to_string();
-    graph::record_tape_use(
-        name,
-        tape,
-        TapeUse::Call(Box::new(move |t, xs| {
-            let r = f(t, xs)?;
-            if r.len() != mask.len() || r.iter().zip(&mask).any(|(g, m)| g.is_some() != *m) {
-                return Err(crate::error::Error::Internal(format!(
-                    "{op} in a gt.function gave a different set of None gradients than when traced"
-                )));
-            }
-            Ok(r.into_iter().flatten().collect())
-        })),
-        &refs,
-        &outs,
-    )?;
+    graph::record_tape_use(tape, spec, vars, &refs, &outs)?;
     Ok(())
 }
 
@@ -302,16 +224,11 @@ impl PyTape {
             ));
         }
         tape.start();
-        graph::record_tape_use(
-            "TapeStart",
-            tape,
-            TapeUse::Start {
-                persistent: tape.is_persistent(),
-                watch_accessed_variables: tape.watches_accessed_variables(),
-            },
-            &[],
-            &[],
-        )?;
+        let spec = TapeSpec::Start {
+            persistent: tape.is_persistent(),
+            watch_accessed_variables: tape.watches_accessed_variables(),
+        };
+        record(tape, spec, &[], &[], &[])?;
         Ok(slf)
     }
 
@@ -323,7 +240,7 @@ impl PyTape {
         _traceback: &Bound<'_, PyAny>,
     ) -> PyResult<()> {
         self.tape.exit();
-        graph::record_tape_use("TapeExit", &self.tape, TapeUse::Exit, &[], &[])?;
+        record(&self.tape, TapeSpec::Exit, &[], &[], &[])?;
         Ok(())
     }
 
@@ -370,16 +287,7 @@ impl PyTape {
     /// gt.Tensor(2.0, shape=(), dtype=float32)
     fn reset(&self) -> PyResult<()> {
         self.tape.reset();
-        graph::record_tape_use(
-            "TapeReset",
-            &self.tape,
-            TapeUse::Call(Box::new(|t, _| {
-                t.reset();
-                Ok(Vec::new())
-            })),
-            &[],
-            &[],
-        )?;
+        record(&self.tape, TapeSpec::Reset, &[], &[], &[])?;
         Ok(())
     }
 
@@ -392,31 +300,18 @@ impl PyTape {
                 Ok(Src::T(t)) => {
                     skipped += usize::from(!t.dtype().is_differentiable());
                     self.tape.watch(&t);
-                    graph::record_tape_use(
-                        "TapeWatch",
-                        &self.tape,
-                        TapeUse::Call(Box::new(|tape, xs| {
-                            tape.watch(&xs[0]);
-                            Ok(Vec::new())
-                        })),
-                        &[&t],
-                        &[],
-                    )?;
+                    let spec = TapeSpec::Watch {
+                        source: SourceRef::Input(0),
+                    };
+                    record(&self.tape, spec, &[], std::slice::from_ref(&t), &[])?;
                 }
                 Ok(Src::V(v)) => {
                     skipped += usize::from(!v.dtype().is_differentiable());
                     self.tape.watch_variable(&v);
-                    let var = v.clone();
-                    graph::record_tape_use(
-                        "TapeWatch",
-                        &self.tape,
-                        TapeUse::Call(Box::new(move |tape, _| {
-                            tape.watch_variable(&crate::graph::resolve(&var));
-                            Ok(Vec::new())
-                        })),
-                        &[],
-                        &[],
-                    )?;
+                    let spec = TapeSpec::Watch {
+                        source: SourceRef::Variable(0),
+                    };
+                    record(&self.tape, spec, std::slice::from_ref(&v), &[], &[])?;
                 }
                 // TF's class and words (`ValueError`, the type's repr).
                 Err(_) => {
@@ -433,31 +328,13 @@ impl PyTape {
     /// Pauses recording (`stop_recording`); returns the state for `_resume`.
     fn _pause(&self) -> PyResult<bool> {
         let was = self.tape.pause()?;
-        graph::record_tape_use(
-            "TapePause",
-            &self.tape,
-            TapeUse::Call(Box::new(|t, _| {
-                t.pause()?;
-                Ok(Vec::new())
-            })),
-            &[],
-            &[],
-        )?;
+        record(&self.tape, TapeSpec::Pause, &[], &[], &[])?;
         Ok(was)
     }
 
     fn _resume(&self, was: bool) -> PyResult<()> {
         self.tape.resume(was);
-        graph::record_tape_use(
-            "TapeResume",
-            &self.tape,
-            TapeUse::Call(Box::new(move |t, _| {
-                t.resume(was);
-                Ok(Vec::new())
-            })),
-            &[],
-            &[],
-        )?;
+        record(&self.tape, TapeSpec::Resume { was }, &[], &[], &[])?;
         Ok(())
     }
 
@@ -535,11 +412,15 @@ impl PyTape {
         };
         if graph::is_tracing() {
             let r = run(tape, &t, &srcs)?;
-            let mut inputs = vec![t.clone()];
-            let plan = plan_of(&srcs, &mut inputs);
-            record_call("Jacobian", tape, &inputs, &r, move |tape, xs| {
-                run(tape, &xs[0], &rebuild(&plan, xs))
-            })?;
+            let (mut inputs, mut vars) = (vec![t.clone()], Vec::new());
+            let spec = TapeSpec::Jacobian {
+                sources: source_refs(&srcs, &mut inputs, &mut vars),
+                zero_unconnected: unconnected == UnconnectedGradients::Zero,
+                parallel_iterations,
+                use_pfor,
+                present: present(&r),
+            };
+            record(tape, spec, &vars, &inputs, &r)?;
             return Ok(r.into_iter().map(|g| g.map(PyTensor::from)).collect());
         }
         let r = crate::python::interruptible(py, || run(tape, &t, &srcs))?;
@@ -571,13 +452,13 @@ impl PyTape {
         };
         if graph::is_tracing() {
             let r = run(tape, &t, &s)?;
-            record_call(
-                "BatchJacobian",
-                tape,
-                &[t.clone(), s.clone()],
-                std::slice::from_ref(&r),
-                move |tape, xs| Ok(vec![run(tape, &xs[0], &xs[1])?]),
-            )?;
+            let spec = TapeSpec::BatchJacobian {
+                zero_unconnected: unconnected == UnconnectedGradients::Zero,
+                parallel_iterations,
+                use_pfor,
+                present: vec![r.is_some()],
+            };
+            record(tape, spec, &[], &[t, s], std::slice::from_ref(&r))?;
             return Ok(r.map(PyTensor::from));
         }
         let r = crate::python::interruptible(py, || run(tape, &t, &s))?;
@@ -626,11 +507,9 @@ impl PyTape {
         }
         if graph::is_tracing() {
             let r = run(tape, &targets, &srcs, og.as_deref())?;
-            let (args, inputs) = GradientArgs::new(&targets, &srcs, og.as_deref());
-            record_call("Gradient", tape, &inputs, &r, move |tape, xs| {
-                let og = args.output_gradients(xs);
-                run(tape, args.targets(xs), &args.sources(xs), og.as_deref())
-            })?;
+            let (spec, vars, inputs) =
+                gradient_spec(&targets, &srcs, og.as_deref(), unconnected, None, &r);
+            record(tape, spec, &vars, &inputs, &r)?;
             return tensors_to_py(py, r);
         }
         if sparse {
@@ -704,24 +583,15 @@ impl PyTape {
             .map(|g| matches!(g, Some(Grad::Sparse(_))))
             .collect();
         let flat = flatten_grads(r)?;
-        let (args, inputs) = GradientArgs::new(&targets, &srcs, og.as_deref());
-        let want = kinds.clone();
-        record_call("Gradient", tape, &inputs, &flat, move |tape, xs| {
-            let og = args.output_gradients(xs);
-            let r = run(tape, args.targets(xs), &args.sources(xs), og.as_deref())?;
-            let got: Vec<bool> = r
-                .iter()
-                .map(|g| matches!(g, Some(Grad::Sparse(_))))
-                .collect();
-            if got != want {
-                return Err(crate::error::Error::Internal(
-                    "a gradient in a gt.function was sparse (IndexedSlices) when traced and \
-                     dense when run, or the other way round"
-                        .into(),
-                ));
-            }
-            flatten_grads(r)
-        })?;
+        let (spec, vars, inputs) = gradient_spec(
+            &targets,
+            &srcs,
+            og.as_deref(),
+            unconnected,
+            Some(kinds.clone()),
+            &flat,
+        );
+        record(tape, spec, &vars, &inputs, &flat)?;
         let mut it = flat.into_iter();
         let mut out = Vec::with_capacity(kinds.len());
         for sparse in kinds {
@@ -745,28 +615,38 @@ impl PyTape {
     }
 }
 
-/// Gradients as a flat list of tensors: a dense gradient (or `None`) as one entry, an
-/// `IndexedSlices` as three (values, indices, the dense shape as an int32 tensor).
-fn flatten_grads(r: Vec<Option<Grad>>) -> crate::error::Result<Vec<Option<Tensor>>> {
-    let mut flat = Vec::with_capacity(r.len());
-    for g in r {
-        match g {
-            None => flat.push(None),
-            Some(Grad::Dense(t)) => flat.push(Some(t)),
-            Some(Grad::Sparse(s)) => {
-                let dims: Vec<i32> = s
-                    .dense_shape
-                    .iter()
-                    .map(|&d| i32::try_from(d).unwrap_or(i32::MAX))
-                    .collect();
-                let n = dims.len();
-                flat.push(Some(s.values));
-                flat.push(Some(s.indices));
-                flat.push(Some(Tensor::from_vec(dims, &[n])?));
-            }
-        }
-    }
-    Ok(flat)
+/// A traced `gradient`'s spec, variables and inputs (the targets, the tensor sources,
+/// then the output gradients given); `results` are what it gave during the trace.
+fn gradient_spec(
+    targets: &[Tensor],
+    srcs: &[Src],
+    og: Option<&[Option<Tensor>]>,
+    unconnected: UnconnectedGradients,
+    sparse: Option<Vec<bool>>,
+    results: &[Option<Tensor>],
+) -> (TapeSpec, Vec<Variable>, Vec<Tensor>) {
+    let mut inputs = targets.to_vec();
+    let mut vars = Vec::new();
+    let sources = source_refs(srcs, &mut inputs, &mut vars);
+    let output_gradients = og.map(|og| {
+        og.iter()
+            .map(|g| {
+                g.as_ref().map(|g| {
+                    inputs.push(g.clone());
+                    inputs.len() - 1
+                })
+            })
+            .collect()
+    });
+    let spec = TapeSpec::Gradient {
+        targets: targets.len(),
+        sources,
+        output_gradients,
+        zero_unconnected: unconnected == UnconnectedGradients::Zero,
+        sparse,
+        present: present(results),
+    };
+    (spec, vars, inputs)
 }
 
 /// Optional tensors as Python objects.

@@ -267,6 +267,51 @@ fn custom_forward(saved: Arc<SavedGradient>) -> crate::graph::Forward {
     })
 }
 
+/// Most tapes one saved function may use (a slot names one; a run keeps a slot array).
+const MAX_TAPE_SLOTS: usize = 1 << 16;
+
+/// A saved tape use (`graph::TapeSpec`): its slot, what it does, and the indices of the
+/// saved variables it names (fewer than `n_vars`), all checked against the node.
+fn tape_parts(nd: &NodeDef, n_vars: usize) -> Result<(usize, crate::graph::TapeSpec, Vec<usize>)> {
+    let op = nd.op.as_str();
+    let a = &nd.attrs;
+    let bad = |what: String| Error::DataLoss(format!("node {op}: {what}"));
+    let slot = attr_usize(a, "slot", op)?;
+    if slot >= MAX_TAPE_SLOTS {
+        return Err(bad(format!("tape slot {slot} is out of range")));
+    }
+    let spec: crate::graph::TapeSpec = a
+        .get("spec")
+        .cloned()
+        .ok_or_else(|| bad("no spec".into()))
+        .and_then(|v| serde_json::from_value(v).map_err(|e| bad(format!("bad spec: {e}"))))?;
+    if spec.name() != op {
+        return Err(bad(format!("the spec is a {}", spec.name())));
+    }
+    let variables = a
+        .get("variables")
+        .and_then(Json::as_array)
+        .ok_or_else(|| bad("no variables".into()))?
+        .iter()
+        .map(|i| {
+            i.as_u64()
+                .and_then(|i| usize::try_from(i).ok())
+                .filter(|&i| i < n_vars)
+                .ok_or_else(|| bad(format!("variable {i} does not exist")))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    spec.check(nd.inputs.len(), variables.len())
+        .map_err(|e| bad(e.to_string()))?;
+    if spec.outputs() != nd.outputs {
+        return Err(bad(format!(
+            "declares {} outputs where its spec gives {}",
+            nd.outputs,
+            spec.outputs()
+        )));
+    }
+    Ok((slot, spec, variables))
+}
+
 /// The ops that write a variable: one input (the value), no outputs.
 const ASSIGN_OPS: &[&str] = &[
     "AssignVariableOp",
@@ -418,6 +463,39 @@ impl Encoder<'_> {
                         )
                     })?;
                 attrs.insert("variable".into(), i.into());
+                node.name.clone()
+            }
+            Kind::Call(_) if crate::graph::TAPE_OPS.contains(&node.name.as_str()) => {
+                let key: crate::graph::TapeKey = node
+                    .key
+                    .as_deref()
+                    .and_then(|k| serde_json::from_str(k).ok())
+                    .ok_or_else(|| {
+                        Error::Internal(format!("a traced {} node has no readable key", node.name))
+                    })?;
+                let vars = key
+                    .variables
+                    .iter()
+                    .map(|&id| {
+                        (self.variable_id_index)(id).ok_or_else(|| {
+                            Error::invalid(
+                                "saved_model",
+                                format!(
+                                    "the function's tape ({}) uses a variable that is not an \
+                                     attribute of the saved object (assign it to one, e.g. \
+                                     `model.v = v`)",
+                                    node.name
+                                ),
+                            )
+                        })
+                    })
+                    .collect::<Result<Vec<_>>>()?;
+                attrs.insert("slot".into(), key.slot.into());
+                attrs.insert(
+                    "spec".into(),
+                    serde_json::to_value(&key.spec).map_err(|e| Error::Internal(e.to_string()))?,
+                );
+                attrs.insert("variables".into(), vars.into());
                 node.name.clone()
             }
             Kind::Call(_) => {
@@ -967,6 +1045,9 @@ fn check_node(node: &NodeDef, cx: &Cx, depth: usize) -> Result<()> {
                 count_is("the gradient's outputs", g.outputs.len(), n_i + vars.len())?;
             }
         }
+        _ if crate::graph::TAPE_OPS.contains(&op) => {
+            tape_parts(node, cx.n_vars)?;
+        }
         _ => {
             let ((lo, hi), outs) = ops::arity(op)?;
             if n_in < lo || n_in > hi {
@@ -1139,6 +1220,15 @@ fn build_graph(g: &GraphDef, consts: &[Tensor], vars: &[Variable], relaxed: bool
                     variables,
                 };
                 (Kind::Call(custom_forward(Arc::new(saved))), None, true)
+            }
+            _ if crate::graph::TAPE_OPS.contains(&op) => {
+                let (slot, spec, vs) = tape_parts(nd, vars.len())?;
+                let vs = vs.into_iter().map(|i| vars[i].clone()).collect();
+                (
+                    Kind::Call(crate::graph::tape_forward(slot, spec, vs)),
+                    None,
+                    true,
+                )
             }
             _ => {
                 let f = ops::build(op, a, nd.inputs.len())?;

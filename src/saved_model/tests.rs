@@ -272,3 +272,144 @@ fn bad_family_op_attributes_are_refused() {
     let m = bad(|v| v["functions"][0]["graph"] = draw);
     assert!(m.contains("RandomStandardNormal"), "{m}");
 }
+
+/// g(x) = (s, ds/dx, ds/dw) with s = sum(exp(x) * w), the gradients taken by a tape
+/// the traced function makes (start, watch, exit, gradient: one node each).
+fn traced_tape_model() -> (Graph, Variable) {
+    use crate::graph::{SourceRef, TapeSpec};
+    use crate::tape::{GradientTape, Source, UnconnectedGradients};
+    let w = Variable::new(
+        Tensor::from_vec(vec![1.0f64, 2.0], &[2]).unwrap(),
+        true,
+        Some("w"),
+    );
+    let x = Tensor::from_vec(vec![0.5f64, -1.0], &[2]).unwrap();
+    let spec = Spec {
+        dtype: DType::F64,
+        shape: Some(vec![None]),
+    };
+    let w2 = w.clone();
+    let traced = graph::trace(&[x], vec![spec], move |xs| {
+        let x = &xs[0];
+        let tape = GradientTape::new();
+        tape.start();
+        let start = TapeSpec::Start {
+            persistent: false,
+            watch_accessed_variables: true,
+        };
+        graph::record_tape_use(&tape, start, &[], &[], &[])?;
+        tape.watch(x);
+        let watch = TapeSpec::Watch {
+            source: SourceRef::Input(0),
+        };
+        graph::record_tape_use(&tape, watch, &[], &[x], &[])?;
+        let e = graph::elementwise1(o::exp, x)?;
+        let m = graph::elementwise2(o::multiply, &e, &w2.read())?;
+        let s = graph::op("Sum", "None,false", &[&m], |a| {
+            o::reduce_sum(&a[0], None, false)
+        })?;
+        tape.exit();
+        graph::record_tape_use(&tape, TapeSpec::Exit, &[], &[], &[])?;
+        let r = tape.gradient(
+            std::slice::from_ref(&s),
+            &[Source::Tensor(x), Source::Variable(&w2)],
+            None,
+            UnconnectedGradients::None,
+        )?;
+        let grad = TapeSpec::Gradient {
+            targets: 1,
+            sources: vec![SourceRef::Input(1), SourceRef::Variable(0)],
+            output_gradients: None,
+            zero_unconnected: false,
+            sparse: None,
+            present: vec![true, true],
+        };
+        let r: Vec<Tensor> = r.into_iter().flatten().collect();
+        graph::record_tape_use(&tape, grad, std::slice::from_ref(&w2), &[&s, x], &r)?;
+        Ok(vec![s, r[0].clone(), r[1].clone()])
+    })
+    .unwrap();
+    (traced.graph, w)
+}
+
+#[test]
+fn a_function_with_a_tape_inside_round_trips_and_differentiates_when_loaded() {
+    let (g, w) = traced_tape_model();
+    let (def, consts) = encode(&g, &w);
+    let ops: Vec<&str> = def.nodes.iter().map(|n| n.op.as_str()).collect();
+    assert_eq!(
+        ops,
+        [
+            "TapeStart",
+            "TapeWatch",
+            "Unary",
+            "ReadVariableOp",
+            "Binary",
+            "Sum",
+            "TapeExit",
+            "Gradient"
+        ]
+    );
+    let text = serde_json::to_string(&model_def(def)).unwrap();
+    let parsed = parse(text.as_bytes()).unwrap();
+    check(&parsed, consts.len()).unwrap();
+    let w_loaded = Variable::new(w.value_unrecorded(), true, Some("w"));
+    let model = build(parsed, consts, vec![w_loaded.clone()]).unwrap();
+    let f = model.signature("serving_default").unwrap();
+    // New values of x and of the loaded variable: every call makes its own tape and
+    // differentiates what that call ran.
+    for (xs, ws) in [([0.0f64, 1.0], [1.0, 2.0]), ([2.0, -1.0], [3.0, -0.5])] {
+        w_loaded
+            .assign(&Tensor::from_vec(ws.to_vec(), &[2]).unwrap())
+            .unwrap();
+        let out = f
+            .call(&[Tensor::from_vec(xs.to_vec(), &[2]).unwrap()])
+            .unwrap();
+        let e: Vec<f64> = xs.iter().map(|v| v.exp()).collect();
+        let s: f64 = e.iter().zip(&ws).map(|(a, b)| a * b).sum();
+        assert!((out[0].to_vec::<f64>().unwrap()[0] - s).abs() < 1e-12);
+        let dx = out[1].to_vec::<f64>().unwrap();
+        let dw = out[2].to_vec::<f64>().unwrap();
+        for k in 0..2 {
+            assert!((dx[k] - e[k] * ws[k]).abs() < 1e-12, "{dx:?}");
+            assert!((dw[k] - e[k]).abs() < 1e-12, "{dw:?}");
+        }
+    }
+}
+
+#[test]
+fn bad_tape_uses_in_a_file_are_refused() {
+    let (g, w) = traced_tape_model();
+    let (def, consts) = encode(&g, &w);
+    let good = serde_json::to_value(model_def(def)).unwrap();
+    let refuse = |mutate: &dyn Fn(&mut Json)| {
+        let mut doc = good.clone();
+        mutate(&mut doc["functions"][0]["graph"]);
+        let text = serde_json::to_string(&doc).unwrap();
+        let parsed = parse(text.as_bytes()).unwrap();
+        match check(&parsed, consts.len()) {
+            Ok(()) => panic!("a bad tape use was accepted"),
+            Err(e) => {
+                assert!(matches!(e, Error::DataLoss(_)), "{e}");
+                e.to_string()
+            }
+        }
+    };
+    // Node 7 is the gradient, node 1 the watch, node 0 the start.
+    let e = refuse(&|d| d["nodes"][7]["attrs"]["slot"] = 1_000_000_000.into());
+    assert!(e.contains("tape slot 1000000000 is out of range"), "{e}");
+    let e =
+        refuse(&|d| d["nodes"][7]["attrs"]["spec"]["sources"][0] = serde_json::json!({"Input": 9}));
+    assert!(e.contains("a target or source is not there"), "{e}");
+    let e = refuse(&|d| d["nodes"][7]["attrs"]["variables"] = serde_json::json!([5]));
+    assert!(e.contains("variable 5 does not exist"), "{e}");
+    let e = refuse(&|d| d["nodes"][7]["outputs"] = 3.into());
+    assert!(
+        e.contains("declares 3 outputs where its spec gives 2"),
+        "{e}"
+    );
+    let e = refuse(&|d| d["nodes"][1]["attrs"]["spec"] = serde_json::json!({"use": "Exit"}));
+    assert!(e.contains("the spec is a TapeExit"), "{e}");
+    let e = refuse(&|d| d["nodes"][0]["attrs"]["spec"]["extra"] = 1.into());
+    assert!(e.contains("bad spec"), "{e}");
+}
