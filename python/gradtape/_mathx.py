@@ -13,6 +13,7 @@ Each differentiable one is differentiable because its parts are, with TF's gradi
 from __future__ import annotations
 
 import collections
+import json
 from typing import Any
 
 import numpy as np
@@ -286,8 +287,9 @@ def confusion_matrix(
 ) -> Any:
     """The ``num_classes x num_classes`` matrix whose ``[i, j]`` entry counts (or sums
     the ``weights`` of) the examples with label ``i`` and prediction ``j``; by default
-    ``num_classes`` is one more than the largest label or prediction. Differentiable in
-    ``weights``. TF equivalent: ``tf.math.confusion_matrix``.
+    ``num_classes`` is one more than the largest label or prediction (inside a
+    ``gt.function``, found when the graph runs, with the bound and sign checks).
+    Differentiable in ``weights``. TF equivalent: ``tf.math.confusion_matrix``.
 
     >>> import gradtape as gt
     >>> print(gt.math.confusion_matrix([0, 1, 1], [0, 1, 0]))
@@ -307,12 +309,10 @@ def confusion_matrix(
     for v, what in ((lv, "labels"), (pv, "predictions")):
         if v is not None and (v < 0).any():
             raise errors.InvalidArgumentError(f"`{what}` contains negative values.")
+    symbolic_n = num_classes is not None and _known(_tensor(num_classes)) is None
+    if lv is None or pv is None or symbolic_n:
+        return _confusion_matrix_traced(lab, pre, num_classes, weights, dtype)
     if num_classes is None:
-        if lv is None or pv is None:
-            raise TypeError(
-                "confusion_matrix: inside a gt.function, labels or predictions computed in the "
-                "trace need num_classes (a Python int)"
-            )
         n = int(max(lv.max(initial=-1), pv.max(initial=-1))) + 1
     else:
         n = int(_values(num_classes))
@@ -328,6 +328,33 @@ def confusion_matrix(
     return _native.reshape(flat, [n, n])
 
 
+def _assert_node(cond: Any, message: str) -> None:
+    """TF's run-time check in a graph: raises ``InvalidArgumentError(message)`` at a call
+    where some element of ``cond`` is false."""
+    _native._assert(cond, [], json.dumps({"message": message, "names": []}))
+
+
+def _confusion_matrix_traced(lab: Any, pre: Any, num_classes: Any, weights: Any, dtype: Any) -> Any:
+    """``confusion_matrix`` of labels or predictions (or a class count) computed inside a
+    trace: the class count is a tensor when the graph runs, and the matrix is
+    ``one_hot(labels)^T @ (one_hot(predictions) * weights)``, in float64 (exact counts)."""
+    zero = _native.constant(0, dtype="int64")
+    _assert_node(_native.greater_equal(lab, zero), "`labels` contains negative values.")
+    _assert_node(_native.greater_equal(pre, zero), "`predictions` contains negative values.")
+    if num_classes is None:
+        both = _native.concat([lab, pre, _native.constant([-1], dtype="int64")], 0)
+        n = _native.add(_native.reduce_max(both), _native.constant(1, dtype="int64"))
+    else:
+        n = _native.cast(_tensor(num_classes), "int64")
+        _assert_node(_native.less(lab, n), "`labels` out of bound.")
+        _assert_node(_native.less(pre, n), "`predictions` out of bound.")
+    rows = _native.one_hot(lab, n, dtype="float64")
+    cols = _native.one_hot(pre, n, dtype="float64")
+    if weights is not None:
+        cols = _native.multiply(cols, _native.expand_dims(_native.cast(_tensor(weights), "float64"), -1))
+    return _native.cast(_native.matmul(rows, cols, transpose_a=True), dtype)
+
+
 def bincount(
     arr: Any,
     weights: Any = None,
@@ -341,15 +368,22 @@ def bincount(
     """Counts of each value in the non-negative integer ``arr`` (or sums of their
     ``weights``): ``max(max(arr) + 1, minlength)`` bins, at most ``maxlength`` (larger
     values are not counted); ``axis=-1`` counts each row of a 2-D ``arr`` apart;
-    ``binary_output`` gives 1 for any count. Not differentiable. TF equivalent:
-    ``tf.math.bincount``.
+    ``binary_output`` gives 1 for any count. Inside a ``gt.function`` the values may be
+    computed by the trace: the bin count is then found when the graph runs (and a
+    negative value raises ``InvalidArgumentError`` then). Not differentiable. TF
+    equivalent: ``tf.math.bincount``.
 
     >>> import gradtape as gt
     >>> print(gt.math.bincount([1, 1, 3], minlength=5))
     gt.Tensor([0 2 0 1 0], shape=(5,), dtype=int32)
     """
     del name
-    a = _values(_tensor(arr))
+    at = _tensor(arr)
+    if any(
+        isinstance(v, _Tensor) and _native._is_symbolic(v) for v in (at, weights, minlength, maxlength)
+    ):
+        return _bincount_traced(at, weights, minlength, maxlength, dtype, axis, binary_output)
+    a = _values(at)
     if a.dtype.kind not in "iu":
         raise errors.InvalidArgumentError(f"bincount: arr must be integers, got {a.dtype}")
     if a.size and a.min() < 0:
@@ -382,3 +416,49 @@ def bincount(
     if axis != -1:
         out = out[0]
     return _native.constant(out.astype(np.dtype(out_dtype)), dtype=out_dtype)
+
+
+def _bincount_traced(at: Any, weights: Any, minlength: Any, maxlength: Any, dtype: Any, axis: Any,
+                     binary_output: bool) -> Any:
+    """``bincount`` of values computed inside a trace: the bin count is a tensor when the
+    graph runs (``max(arr) + 1``, bounded by ``minlength`` / ``maxlength``), and the counts
+    are sums of one-hot rows (a value past the last bin has an all-zero row)."""
+    if not at.dtype.is_integer:
+        raise errors.InvalidArgumentError(f"bincount: arr must be integers, got {at.dtype.name}")
+    if axis not in (None, 0, -1):
+        raise errors.InvalidArgumentError(f"Unsupported axis value {axis}; only 0, -1 and None are")
+    a = _native.cast(at, "int64")
+    _assert_node(_native.greater_equal(a, _native.constant(0, dtype="int64")), "Input arr must be non-negative!")
+    flat = _native.reshape(a, [-1])
+    size = _native.add(
+        _native.reduce_max(_native.concat([flat, _native.constant([-1], dtype="int64")], 0)),
+        _native.constant(1, dtype="int64"),
+    )
+    if minlength is not None:
+        size = _native.maximum(size, _native.cast(_tensor(minlength), "int64"))
+    if maxlength is not None:
+        size = _native.minimum(size, _native.cast(_tensor(maxlength), "int64"))
+    if axis == -1 and at.ndim and at.shape[-1] is None:
+        last = _native.shape(a)[-1:]
+        rows = _native.reshape(a, _native.concat([_native.constant([-1]), last], 0))
+    elif axis == -1:
+        rows = _native.reshape(a, [-1, at.shape[-1] if at.ndim else 1])
+    else:
+        rows = _native.reshape(a, [1, -1])
+    out_dtype = dtype
+    hot = _native.one_hot(rows, size, dtype="float64")
+    if weights is not None:
+        wt = _tensor(weights)
+        if tuple(wt.shape) != tuple(at.shape):
+            raise errors.InvalidArgumentError(
+                f"Got arr.shape = {list(at.shape)} and weights.shape = {list(wt.shape)}: they must match"
+            )
+        out_dtype = wt.dtype
+        hot = _native.multiply(hot, _native.expand_dims(_native.reshape(_native.cast(wt, "float64"),
+                                                                        _native.shape(rows)), -1))
+    out = _native.reduce_sum(hot, axis=1)
+    if binary_output:
+        out = _native.cast(_native.not_equal(out, _native.constant(0.0, dtype="float64")), "float64")
+    if axis != -1:
+        out = out[0]
+    return _native.cast(out, out_dtype)

@@ -319,6 +319,71 @@ def test_confusion_matrix():
         gt.math.confusion_matrix([0, -1], [0, 1])
 
 
+@pytest.mark.parametrize("kw", [
+    dict(arr=[1, 1, 3, 0, 7]),
+    dict(arr=[1, 1, 3], minlength=6),
+    dict(arr=[1, 1, 3, 9], maxlength=4),
+    dict(arr=[2, 0, 2], weights=[0.5, 1.5, 2.0]),
+    dict(arr=[[1, 2, 2], [0, 0, 3]], axis=-1),
+    dict(arr=[[1, 2, 2], [0, 0, 3]], axis=-1, binary_output=True),
+    dict(arr=[1, 4], dtype="int64"),
+    dict(arr=[], minlength=2),
+])
+def test_bincount_of_values_computed_in_a_function_equals_eager(kw):
+    # Inside a trace the bin count is known only when the graph runs (TF's Bincount
+    # node): the traced form gives the eager values, dtype and shape on every call.
+    kw = dict(kw)
+    arr = np.asarray(kw.pop("arr"), np.int32)
+    w = kw.pop("weights", None)
+    eager = gt.math.bincount(arr, weights=None if w is None else np.float32(w), **kw)
+    if w is None:
+        f = gt.function(lambda a: gt.math.bincount(a, **kw))
+        traced = f(gt.constant(arr))
+    else:
+        f = gt.function(lambda a, w: gt.math.bincount(a, weights=w, **kw))
+        traced = f(gt.constant(arr), gt.constant(np.float32(w)))
+    assert traced.dtype == eager.dtype
+    np.testing.assert_array_equal(traced.numpy(), eager.numpy())
+
+
+def test_bincount_and_confusion_matrix_in_a_function_check_and_size_at_run_time(tmp_path):
+    f = gt.function(lambda a: gt.math.bincount(a))
+    np.testing.assert_array_equal(f(gt.constant([0, 2])).numpy(), [1, 0, 1])
+    np.testing.assert_array_equal(f(gt.constant([4, 4])).numpy(), [0, 0, 0, 0, 2])  # same trace
+    assert f.experimental_get_tracing_count() == 1
+    with pytest.raises(gt.errors.InvalidArgumentError, match="Input arr must be non-negative!"):
+        f(gt.constant([1, -1]))
+    cm = gt.function(lambda lab, pre: gt.math.confusion_matrix(lab, pre))
+    got = cm(gt.constant([0, 1, 1, 3]), gt.constant([0, 1, 0, 2]))
+    np.testing.assert_array_equal(got.numpy(), gt.math.confusion_matrix([0, 1, 1, 3], [0, 1, 0, 2]).numpy())
+    assert got.dtype == gt.int32 and got.shape == (4, 4)
+    with pytest.raises(gt.errors.InvalidArgumentError, match="`labels` contains negative values."):
+        cm(gt.constant([0, -1]), gt.constant([0, 1]))
+    bounded = gt.function(lambda lab, pre: gt.math.confusion_matrix(lab, pre, num_classes=2))
+    with pytest.raises(gt.errors.InvalidArgumentError, match="`labels` out of bound."):
+        bounded(gt.constant([0, 2]), gt.constant([0, 1]))
+    # Differentiable in the weights, traced as eagerly.
+    lab, pre, w = gt.constant([0, 1, 1]), gt.constant([0, 1, 0]), gt.constant([1.0, 2.0, 0.5])
+    weighted = gt.function(lambda lab, pre, w: gt.reduce_sum(
+        gt.math.confusion_matrix(lab, pre, weights=w, dtype=gt.float32) * gt.constant([[1.0, 2.0], [3.0, 4.0]])))
+    with gt.GradientTape() as t:
+        t.watch(w)
+        y = weighted(lab, pre, w)
+    assert float(y) == 1.0 + 2.0 * 4.0 + 0.5 * 3.0
+    np.testing.assert_array_equal(t.gradient(y, w).numpy(), [1.0, 4.0, 3.0])
+
+    class M(gt.Module):
+        @gt.function(input_signature=[gt.TensorSpec([None], gt.int32)])
+        def counts(self, a):
+            return gt.math.bincount(a, minlength=3)
+
+    gt.saved_model.save(M(), tmp_path / "m")
+    loaded = gt.saved_model.load(tmp_path / "m")
+    np.testing.assert_array_equal(loaded.counts(gt.constant([5, 1, 5])).numpy(), [0, 1, 0, 0, 0, 2])
+    with pytest.raises(gt.errors.InvalidArgumentError, match="non-negative"):
+        loaded.counts(gt.constant([-2]))
+
+
 def test_top_k_and_in_top_k():
     r = gt.math.top_k(gt.constant([[1.0, 3.0, 2.0, 3.0]]), k=2)
     assert type(r).__name__ == "TopKV2" and r._fields == ("values", "indices")
