@@ -63,6 +63,23 @@ def _int_list(x: Any, what: str) -> list[int]:
     return [int(v) for v in a.reshape(-1)]
 
 
+def _int_entries(x: Any, what: str) -> list[Any]:
+    """``_int_list``, except that a vector computed inside a ``gt.function`` trace gives
+    its elements as scalar tensors (read when the graph runs)."""
+    if isinstance(x, _native.Tensor) and _native._is_symbolic(x):
+        if not x.dtype.is_integer:
+            raise TypeError(f"`{what}` must be integers, got {x.dtype.name}")
+        if x.ndim > 1 or (x.ndim == 1 and x.shape[0] is None):
+            raise ValueError(f"`{what}` must be a scalar or a vector of known length, got shape {x.shape}")
+        return [x] if x.ndim == 0 else [x[k] for k in range(x.shape[0])]
+    if isinstance(x, (list, tuple)) and any(
+        isinstance(v, _native.Tensor) and _native._is_symbolic(v) for v in x
+    ):
+        return [v if isinstance(v, _native.Tensor) and _native._is_symbolic(v) else _int_list(v, what)[0]
+                for v in x]
+    return _int_list(x, what)
+
+
 def _axis(a: int, rank: int, op: str) -> int:
     if not -rank <= a < rank:
         raise errors.InvalidArgumentError(
@@ -205,7 +222,16 @@ def _argsort_last(x: Any, descending: bool) -> Any:
     keys = x if x.dtype.is_floating else _native.cast(x, _native.float64)
     if not descending:
         keys = _native.negative(keys)
-    return _native._top_k_indices(keys, n, True)
+    if not x.dtype.is_floating:
+        return _native._top_k_indices(keys, n, True)
+    # NaNs go last in both directions, in their order, as the eager sort (numpy's) puts
+    # them: sorted as the lowest key first, then moved behind the rest by a second,
+    # stable sort on "is NaN" (ties keep the first sort's order).
+    nan = _native.is_nan(x)
+    low = _native.constant(float("-inf"), dtype=keys.dtype)
+    first = _native._top_k_indices(_native.where(nan, low, keys), n, True)
+    moved = _native.negative(_native.cast(_native.gather(nan, first, batch_dims=x.ndim - 1), _native.float32))
+    return _native.gather(first, _native._top_k_indices(moved, n, True), batch_dims=x.ndim - 1)
 
 
 def _sort_setup(values: Any, axis: Any, direction: Any) -> tuple[Any, int, bool]:
@@ -690,9 +716,9 @@ def strided_slice(input_: Any, begin: Any, end: Any, strides: Any = None, begin_
     """
     del var, name
     x = _t(input_)
-    b = _int_list(begin, "begin")
-    e = _int_list(end, "end")
-    s = [1] * len(b) if strides is None else _int_list(strides, "strides")
+    b = _int_entries(begin, "begin")
+    e = _int_entries(end, "end")
+    s = [1] * len(b) if strides is None else _int_entries(strides, "strides")
     if not (len(b) == len(e) == len(s)):
         raise ValueError(
             f"Expected begin, end, and strides to be 1D equal size tensors, but got shapes "
@@ -713,7 +739,7 @@ def strided_slice(input_: Any, begin: Any, end: Any, strides: Any = None, begin_
         elif shrink_axis_mask & bit:
             key.append(b[i])
         else:
-            if s[i] == 0:
+            if isinstance(s[i], int) and s[i] == 0:
                 raise ValueError("strides must be non-zero")
             key.append(slice(None if begin_mask & bit else b[i], None if end_mask & bit else e[i], s[i]))
     return x[tuple(key)]

@@ -370,8 +370,8 @@ def bincount(
     values are not counted); ``axis=-1`` counts each row of a 2-D ``arr`` apart;
     ``binary_output`` gives 1 for any count. Inside a ``gt.function`` the values may be
     computed by the trace: the bin count is then found when the graph runs (and a
-    negative value raises ``InvalidArgumentError`` then). Not differentiable. TF
-    equivalent: ``tf.math.bincount``.
+    negative value raises ``InvalidArgumentError`` then). Not differentiable.
+    TF equivalent: ``tf.math.bincount``.
 
     >>> import gradtape as gt
     >>> print(gt.math.bincount([1, 1, 3], minlength=5))

@@ -779,20 +779,79 @@ pub(crate) fn one_hot_depth_node(
 
 /// The computation of a traced `x[...]`: `template` with the scalar index tensors (the
 /// inputs after `x`) put at `places`.
+/// Which part of index entry `k` a tensor input of a traced slice gives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum Part {
+    Start(usize),
+    Stop(usize),
+    Step(usize),
+}
+
+/// Where a traced slice (`x[i]`, `x[a:b:c]` with tensors) reads each tensor input after
+/// `x`: entry `k` as an integer index (written as the bare number, the form files of
+/// format version 2 have), or a bound of the slice at entry `k`.
+#[derive(Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(untagged)]
+pub enum Place {
+    Int(usize),
+    Part(Part),
+}
+
+impl std::fmt::Debug for Place {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Place::Int(k) => write!(f, "{k}"),
+            Place::Part(p) => write!(f, "{p:?}"),
+        }
+    }
+}
+
+impl Place {
+    /// The index entry this place is in.
+    pub fn entry(self) -> usize {
+        match self {
+            Place::Int(k) | Place::Part(Part::Start(k) | Part::Stop(k) | Part::Step(k)) => k,
+        }
+    }
+
+    /// Whether `template` has an entry of the right kind here.
+    pub fn fits(self, template: &[Index]) -> bool {
+        matches!(
+            (self, template.get(self.entry())),
+            (Place::Int(_), Some(Index::Int(_))) | (Place::Part(_), Some(Index::Slice { .. }))
+        )
+    }
+}
+
+/// A traced slice: `template` with the tensor inputs after `x` written in at `places`.
 pub(crate) fn strided_slice_node(
     template: Vec<Index>,
-    places: Vec<usize>,
+    places: Vec<Place>,
 ) -> impl Fn(&[Tensor]) -> Result<Tensor> + Send + Sync + 'static {
     move |xs: &[Tensor]| {
         let mut idx = template.clone();
-        for (t, &k) in xs[1..].iter().zip(&places) {
+        for (t, &place) in xs[1..].iter().zip(&places) {
             let i = t.to_i64_scalar().ok_or_else(|| {
                 crate::error::Error::invalid(
                     "StridedSlice",
-                    "an index tensor's value does not fit an int64",
+                    "an index tensor is not an integer scalar that fits an int64",
                 )
             })?;
-            idx[k] = Index::Int(i as isize);
+            let i = isize::try_from(i).unwrap_or(if i < 0 { isize::MIN } else { isize::MAX });
+            match (place, idx.get_mut(place.entry())) {
+                (Place::Int(_), Some(e @ Index::Int(_))) => *e = Index::Int(i),
+                (Place::Part(p), Some(Index::Slice { start, stop, step })) => match p {
+                    Part::Start(_) => *start = Some(i),
+                    Part::Stop(_) => *stop = Some(i),
+                    Part::Step(_) => *step = i,
+                },
+                _ => {
+                    return Err(crate::error::Error::invalid(
+                        "StridedSlice",
+                        "a tensor position does not fit the index",
+                    ))
+                }
+            }
         }
         strided_slice(&xs[0], &idx)
     }
@@ -905,9 +964,9 @@ pub(crate) mod saved {
     fn strided_slice(a: &Attrs, n: usize) -> Result<Forward> {
         let op = "StridedSlice";
         let idx: Vec<ops::Index> = get(op, a, "index")?;
-        let at: Vec<usize> = get(op, a, "tensor_positions")?;
+        let at: Vec<super::Place> = get(op, a, "tensor_positions")?;
         ensure(
-            at.len() + 1 == n && at.iter().all(|&k| k < idx.len()),
+            at.len() + 1 == n && at.iter().all(|p| p.fits(&idx)),
             op,
             "tensor positions do not fit the inputs",
         )?;

@@ -5,7 +5,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyEllipsis, PyInt, PySlice, PyTuple};
 
 use super::convert::as_tensor;
-use crate::ops::{self, Index};
+use crate::ops::{self, Index, Part, Place};
 use crate::tensor::Tensor;
 
 /// A slice bound or step: `None`, or an integer (anything with `__index__`). Integers
@@ -25,17 +25,45 @@ fn opt_int(ob: &Bound<'_, PyAny>) -> PyResult<Option<isize>> {
     }
 }
 
-/// One index entry; a scalar int tensor index also gives the tensor (an input of the
-/// slice, so that a traced `x[i]` reads `i` on every call).
-fn one(ob: &Bound<'_, PyAny>) -> PyResult<(Index, Option<Tensor>)> {
-    if let Some(t) = as_tensor(ob) {
-        if t.dtype().is_integer() && t.ndim() == 0 {
-            if let Some(i) = t.to_i64_scalar() {
-                return Ok((Index::Int(i as isize), Some(t)));
-            }
-        }
+/// A scalar integer tensor (a traced one too) and its value now.
+fn int_tensor(ob: &Bound<'_, PyAny>) -> Option<(isize, Tensor)> {
+    let t = as_tensor(ob)?;
+    if !(t.dtype().is_integer() && t.ndim() == 0) {
+        return None;
     }
-    Ok((plain(ob)?, None))
+    let i = t.to_i64_scalar()?;
+    Some((
+        isize::try_from(i).unwrap_or(if i < 0 { isize::MIN } else { isize::MAX }),
+        t,
+    ))
+}
+
+/// A tensor an index entry reads: which part of the entry it gives (an integer index, or
+/// a slice bound: `Place` without the entry's position).
+type Read = (fn(usize) -> Place, Tensor);
+
+/// One index entry, and the scalar int tensors it reads (inputs of the slice, so that a
+/// traced `x[i]` or `x[:n]` reads `i` and `n` on every call).
+fn one(ob: &Bound<'_, PyAny>) -> PyResult<(Index, Vec<Read>)> {
+    if let Some((i, t)) = int_tensor(ob) {
+        return Ok((Index::Int(i), vec![(Place::Int as fn(usize) -> Place, t)]));
+    }
+    if let Ok(s) = ob.cast::<PySlice>() {
+        let mut reads: Vec<Read> = Vec::new();
+        let mut bound = |name: &str, part: fn(usize) -> Place| -> PyResult<Option<isize>> {
+            let b = s.getattr(name)?;
+            if let Some((i, t)) = int_tensor(&b) {
+                reads.push((part, t));
+                return Ok(Some(i));
+            }
+            opt_int(&b)
+        };
+        let start = bound("start", |k| Place::Part(Part::Start(k)))?;
+        let stop = bound("stop", |k| Place::Part(Part::Stop(k)))?;
+        let step = bound("step", |k| Place::Part(Part::Step(k)))?.unwrap_or(1);
+        return Ok((Index::Slice { start, stop, step }, reads));
+    }
+    Ok((plain(ob)?, Vec::new()))
 }
 
 fn plain(ob: &Bound<'_, PyAny>) -> PyResult<Index> {
@@ -72,24 +100,30 @@ fn plain(ob: &Bound<'_, PyAny>) -> PyResult<Index> {
 }
 
 pub(crate) fn getitem(py: Python<'_>, x: &Tensor, key: &Bound<'_, PyAny>) -> PyResult<Tensor> {
-    let entries: Vec<(Index, Option<Tensor>)> = if let Ok(t) = key.cast::<PyTuple>() {
+    let entries: Vec<(Index, Vec<Read>)> = if let Ok(t) = key.cast::<PyTuple>() {
         t.iter().map(|k| one(&k)).collect::<PyResult<_>>()?
     } else {
         vec![one(key)?]
     };
-    // Scalar tensor indices are inputs after `x`: the node's key has 0 in their places.
+    // Tensors read by the index are inputs after `x`; the node's key has 0 in their
+    // places (a step of 0 is written in when the node runs).
     let mut xs = vec![x.clone()];
     let mut at = Vec::new();
     let mut idx = Vec::with_capacity(entries.len());
-    for (k, (i, t)) in entries.into_iter().enumerate() {
-        match t {
-            Some(t) => {
-                xs.push(t);
-                at.push(k);
-                idx.push(Index::Int(0));
+    for (k, (mut i, reads)) in entries.into_iter().enumerate() {
+        for (place, t) in reads {
+            let place = place(k);
+            match (&mut i, place) {
+                (Index::Int(v), Place::Int(_)) => *v = 0,
+                (Index::Slice { start, .. }, Place::Part(Part::Start(_))) => *start = Some(0),
+                (Index::Slice { stop, .. }, Place::Part(Part::Stop(_))) => *stop = Some(0),
+                (Index::Slice { step, .. }, Place::Part(Part::Step(_))) => *step = 1,
+                _ => {}
             }
-            None => idx.push(i),
+            xs.push(t);
+            at.push(place);
         }
+        idx.push(i);
     }
     let key = || format!("{idx:?},{at:?}");
     let (template, places) = (idx.clone(), at.clone());
