@@ -334,8 +334,12 @@ def _unique(x: Any, out_type: Any, counts: bool) -> Any:
         out_type = getattr(_native, out_type)
     if out_type not in (_native.int32, _native.int64):
         raise TypeError(f"out_idx must be int32 or int64, got {out_type}")
+    if _symbolic(x):
+        return _unique_traced(x, out_type, counts)
     a = _host(x, "x")
-    _, first, inverse, cnt = np.unique(a, return_index=True, return_inverse=True, return_counts=True)
+    # Each NaN is its own value, as in TF (its hash map never finds a NaN equal).
+    kw = {"equal_nan": False} if a.dtype.kind in "fc" else {}
+    _, first, inverse, cnt = np.unique(a, return_index=True, return_inverse=True, return_counts=True, **kw)
     order = np.argsort(first, kind="stable")  # unique values in order of first appearance
     rank = np.empty_like(order)
     rank[order] = np.arange(order.size)
@@ -347,10 +351,45 @@ def _unique(x: Any, out_type: Any, counts: bool) -> Any:
     return y, idx
 
 
+def _unique_traced(x: Any, out_type: Any, counts: bool) -> Any:
+    """``unique`` of a vector computed inside a trace: its length is known only when the
+    graph runs. Element ``i`` is a first appearance when no earlier element equals it
+    (an n x n comparison: memory quadratic in the length); the firsts, in order, give
+    ``y`` (a slice whose length is their count), and each element's index is its first
+    appearance's rank among them."""
+    n = _native.size(x, out_type=_native.int32)
+    pos = _native.range(n)
+    eq = _native.equal(_native.expand_dims(x, 1), _native.expand_dims(x, 0))
+    earlier = _native.less(_native.expand_dims(pos, 0), _native.expand_dims(pos, 1))
+    dups = _native.reduce_sum(_native.cast(_native.logical_and(eq, earlier), _native.int32), axis=1)
+    first = _native.equal(dups, _native.constant(0))
+    rank = _native.cumsum(_native.cast(first, _native.int32), exclusive=True)
+    # The first j with x[j] == x[i] (i itself for a NaN, equal to nothing); a column of
+    # ones after the last keeps the axis non-empty for an empty x.
+    same = _native.logical_or(eq, _native.equal(_native.expand_dims(pos, 0), _native.expand_dims(pos, 1)))
+    same = _native.concat([_native.cast(same, _native.int32), _native.expand_dims(_native.ones_like(pos), 1)], 1)
+    found = _native.argmax(same, axis=1, output_type=_native.int32)
+    idx = _native.cast(_native.gather(rank, found), out_type)
+    k = _native.reduce_sum(_native.cast(first, _native.int32))
+    # The firsts' positions in order: output slot p takes the first whose rank is p (a
+    # one-hot row per element, all zeros for the others). No static length is used, so
+    # a trace for a `None` length serves every length, saved or not.
+    slot = _native.where(first, rank, _native.fill(_native.shape(rank), k))
+    order = _native.reduce_sum(
+        _native.multiply(_native.one_hot(slot, k, dtype=_native.int32), _native.expand_dims(pos, 1)), axis=0
+    )
+    y = _native.stop_gradient(_native.gather(x, order))
+    if counts:
+        cnt = _native.reduce_sum(_native.one_hot(idx, k, dtype=out_type), axis=0)
+        return y, idx, cnt
+    return y, idx
+
+
 def unique(x: Any, out_idx: Any = None, name: str | None = None) -> tuple[Any, Any]:
     """``(y, idx)``: the distinct values of the 1-D ``x`` in order of first appearance,
-    and for each element of ``x`` its index in ``y``. Eager only (the output length
-    depends on the values). TF equivalent: ``tf.unique``. Not differentiable.
+    and for each element of ``x`` its index in ``y``; each NaN is a value of its own, as
+    in TF. Inside a ``gt.function`` the output length is found when the graph runs.
+    TF equivalent: ``tf.unique``. Not differentiable.
 
     >>> import gradtape as gt
     >>> y, idx = gt.unique([1, 1, 2, 4, 4, 4, 7, 8, 8])

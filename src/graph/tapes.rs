@@ -383,8 +383,8 @@ impl TapeSpec {
 }
 
 /// What a run does for `spec` with the tape in `slot` of its frame: `variables` are
-/// the ones the spec names (each looked up again in the run, see
-/// [`super::resolve`]).
+/// the ones the spec names (each looked up again in the run, as a traced variable read
+/// is: a run with other variables as arguments uses those).
 pub fn tape_forward(slot: usize, spec: TapeSpec, variables: Vec<Variable>) -> super::Forward {
     match spec {
         TapeSpec::Start {

@@ -198,3 +198,39 @@ def test_strided_slice_with_a_list_of_traced_bounds():
     np.testing.assert_array_equal(h(x, gt.constant(1)).numpy(), [2.0, 3.0])
     np.testing.assert_array_equal(h(x, gt.constant(3)).numpy(), [4.0, 5.0])
     assert h.experimental_get_tracing_count() == 1
+
+
+@pytest.mark.parametrize("vals,dtype", [
+    ([1, 1, 2, 4, 4, 4, 7, 8, 8], "int32"),
+    ([3.0, np.nan, 3.0, np.nan, -1.0], "float32"),
+    ([5], "int64"),
+    ([], "float32"),
+])
+def test_unique_of_values_computed_in_a_function_equals_eager(vals, dtype):
+    # TF's Unique: values in order of first appearance, each NaN a value of its own.
+    x = gt.constant(np.array(vals, dtype=dtype))
+    want = gt.unique_with_counts(x, out_idx=gt.int64)
+    got = gt.function(lambda x: gt.unique_with_counts(x, out_idx=gt.int64))(x)
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype and g.shape == w.shape
+        np.testing.assert_array_equal(g.numpy(), w.numpy())
+    if dtype == "float32" and vals:
+        np.testing.assert_array_equal(want[2].numpy(), [2, 1, 1, 1])
+
+
+def test_unique_in_a_function_of_any_length_saves_and_loads(tmp_path):
+    class U(gt.Module):
+        @gt.function(input_signature=[gt.TensorSpec([None], gt.int32)])
+        def distinct(self, x):
+            y, idx = gt.unique(x)
+            return y, idx
+
+    m = U()
+    y, idx = m.distinct(gt.constant([4, 1, 4, 1, 0]))
+    assert (y.numpy().tolist(), idx.numpy().tolist()) == ([4, 1, 0], [0, 1, 0, 1, 2])
+    y, idx = m.distinct(gt.constant([7, 7]))  # another length, the same trace
+    assert (y.numpy().tolist(), idx.numpy().tolist()) == ([7], [0, 0])
+    gt.saved_model.save(m, tmp_path / "u")
+    loaded = gt.saved_model.load(tmp_path / "u")
+    y, idx = loaded.distinct(gt.constant([2, 2, 9]))
+    assert (y.numpy().tolist(), idx.numpy().tolist()) == ([2, 9], [0, 0, 1])
