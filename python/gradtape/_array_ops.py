@@ -202,7 +202,6 @@ def _check_sortable(x: Any) -> None:
 
 def _argsort_last(x: Any, descending: bool) -> Any:
     """Stable argsort along the last axis (ties keep their order), int32."""
-    n = x.shape[-1] if x.ndim else 1
     if not _symbolic(x):
         a = np.asarray(x.numpy())
         if descending:
@@ -223,15 +222,15 @@ def _argsort_last(x: Any, descending: bool) -> Any:
     if not descending:
         keys = _native.negative(keys)
     if not x.dtype.is_floating:
-        return _native._top_k_indices(keys, n, True)
+        return _native._sort_indices(keys)
     # NaNs go last in both directions, in their order, as the eager sort (numpy's) puts
     # them: sorted as the lowest key first, then moved behind the rest by a second,
     # stable sort on "is NaN" (ties keep the first sort's order).
     nan = _native.is_nan(x)
     low = _native.constant(float("-inf"), dtype=keys.dtype)
-    first = _native._top_k_indices(_native.where(nan, low, keys), n, True)
+    first = _native._sort_indices(_native.where(nan, low, keys))
     moved = _native.negative(_native.cast(_native.gather(nan, first, batch_dims=x.ndim - 1), _native.float32))
-    return _native.gather(first, _native._top_k_indices(moved, n, True), batch_dims=x.ndim - 1)
+    return _native.gather(first, _native._sort_indices(moved), batch_dims=x.ndim - 1)
 
 
 def _sort_setup(values: Any, axis: Any, direction: Any) -> tuple[Any, int, bool]:
@@ -284,10 +283,17 @@ def sort(values: Any, axis: int = -1, direction: str = "ASCENDING", name: str | 
     idx = _argsort_last(_native.stop_gradient(xl), desc)
     # Gathered as rows of a 2-D batch: a dense gradient, as TF's (TopKV2's rule), also
     # for a vector (whose plain gather would give IndexedSlices).
-    shape = list(xl.shape)
-    lead = int(np.prod(shape[:-1], dtype=np.int64))
-    rows = _native.reshape(xl, [lead, shape[-1]])
-    out = _native.reshape(_native.gather(rows, _native.reshape(idx, [lead, shape[-1]]), batch_dims=1), shape)
+    # In a trace, shapes as tensors: a trace for a `None` length serves every length
+    # (saved too).
+    shape: Any
+    rows_shape: Any
+    if _symbolic(xl):
+        shape = _native.shape(xl)
+        rows_shape = _native.concat([_native.constant([-1]), shape[-1:]], 0)
+    else:
+        shape, rows_shape = list(xl.shape), [-1, xl.shape[-1]]
+    rows = _native.reshape(xl, rows_shape)
+    out = _native.reshape(_native.gather(rows, _native.reshape(idx, rows_shape), batch_dims=1), shape)
     return out if back is None else _native.transpose(out, back)
 
 

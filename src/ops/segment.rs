@@ -174,6 +174,14 @@ pub fn segment_mean(data: &Tensor, ids: &Tensor) -> Result<Tensor> {
 /// value, descending, equal values by position (TF's order) when `sorted`, else in
 /// position order (which TF's CPU kernel also leaves them in for small `k`... TF only
 /// promises some order, so the ascending positions are as good as any).
+/// The int32 positions that sort each last-axis row of `x` in descending order (ties
+/// keep their order): [`top_k_indices`] of the whole row, whatever its length when it
+/// runs (a traced sort of a `None`-length axis).
+pub fn sort_indices(x: &Tensor) -> Result<Tensor> {
+    let n = x.shape().last().copied().unwrap_or(0);
+    top_k_indices(x, n, true)
+}
+
 pub fn top_k_indices(x: &Tensor, k: usize, sorted: bool) -> Result<Tensor> {
     const OP: &str = "TopKV2";
     if x.ndim() == 0 {
@@ -587,6 +595,7 @@ pub(super) mod saved {
         OpDef::new("SegmentSum", 2, &[], segment_sum),
         OpDef::new("SegmentMean", 2, &[], segment_mean),
         OpDef::new("TopKIndices", 1, &["k", "sorted"], top_k_indices),
+        OpDef::new("SortIndices", 1, &[], sort_indices),
         OpDef::new("UnsortedSegmentMax", 2, &["num_segments"], unsorted_max),
         OpDef::new("UnsortedSegmentMin", 2, &["num_segments"], unsorted_min),
         OpDef::new("UnsortedSegmentProd", 2, &["num_segments"], unsorted_prod),
@@ -663,6 +672,9 @@ pub(super) mod saved {
     }
     fn segment_mean(_: &Attrs, _: usize) -> Result<Forward> {
         Ok(one_out(|xs| ops::segment_mean(&xs[0], &xs[1])))
+    }
+    fn sort_indices(_: &Attrs, _: usize) -> Result<Forward> {
+        Ok(one_out(|xs| ops::sort_indices(&xs[0])))
     }
     fn top_k_indices(a: &Attrs, _: usize) -> Result<Forward> {
         let k: usize = get("TopKIndices", a, "k")?;
@@ -798,6 +810,19 @@ pub(super) mod python {
         Ok(call(py, "TopKIndices", || format!("{k},{sorted}"), &x, f)?.into())
     }
 
+    /// The int32 positions that sort each last-axis row of ``input`` in descending
+    /// order, ties in their order (the traced ``gt.sort`` / ``gt.argsort``): the whole
+    /// row, whatever its length when the graph runs.
+    ///
+    /// >>> print(gt._gradtape._sort_indices(gt.constant([1.0, 3.0, 2.0])))
+    /// gt.Tensor([1 2 0], shape=(3,), dtype=int32)
+    #[pyfunction]
+    #[pyo3(signature = (input))]
+    fn _sort_indices(py: Python<'_>, input: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+        let x = to_tensor(input, None)?;
+        Ok(call(py, "SortIndices", String::new, &x, ops::sort_indices)?.into())
+    }
+
     unsorted!(
         /// Maxima of ``data``'s slices by segment (the dtype's lowest value for an empty
         /// segment); ties share the gradient. TF equivalent: ``tf.math.unsorted_segment_max``.
@@ -909,6 +934,7 @@ pub(super) mod python {
         fn segment_sum in [math]: "(data: TensorLike, segment_ids: TensorLike, name: str | None = None) -> Tensor";
         fn segment_mean in [math]: "(data: TensorLike, segment_ids: TensorLike, name: str | None = None) -> Tensor";
         fn _top_k_indices in []: "(input: TensorLike, k: int | Tensor, sorted: _bool) -> Tensor";
+        fn _sort_indices in []: "(input: TensorLike) -> Tensor";
     }
 }
 

@@ -234,3 +234,18 @@ def test_unique_in_a_function_of_any_length_saves_and_loads(tmp_path):
     loaded = gt.saved_model.load(tmp_path / "u")
     y, idx = loaded.distinct(gt.constant([2, 2, 9]))
     assert (y.numpy().tolist(), idx.numpy().tolist()) == ([2, 9], [0, 0, 1])
+
+
+def test_a_saved_sort_of_a_none_length_serves_every_length(tmp_path):
+    class S(gt.Module):
+        @gt.function(input_signature=[gt.TensorSpec([None], gt.float32)])
+        def order(self, x):
+            return gt.sort(x), gt.argsort(x, direction="DESCENDING")
+
+    m = S()
+    m.order(gt.constant([3.0, 1.0, 2.0]))
+    gt.saved_model.save(m, tmp_path / "s")
+    loaded = gt.saved_model.load(tmp_path / "s")
+    v, i = loaded.order(gt.constant([5.0, np.nan, -1.0, 4.0, 0.5]))
+    np.testing.assert_array_equal(v.numpy(), [-1.0, 0.5, 4.0, 5.0, np.nan])
+    np.testing.assert_array_equal(i.numpy(), [0, 3, 4, 2, 1])
