@@ -569,15 +569,9 @@ impl PyTape {
         og: Option<Vec<Option<Tensor>>>,
         unconnected: UnconnectedGradients,
     ) -> PyResult<Vec<Option<Py<PyAny>>>> {
-        let run = move |tape: &GradientTape,
-                        targets: &[Tensor],
-                        srcs: &[Src],
-                        og: Option<&[Option<Tensor>]>| {
-            let src: Vec<Source<'_>> = srcs.iter().map(Src::as_source).collect();
-            tape.gradient_sparse(targets, &src, og, unconnected)
-        };
         let tape = &self.tape;
-        let r = run(tape, &targets, &srcs, og.as_deref())?;
+        let src: Vec<Source<'_>> = srcs.iter().map(Src::as_source).collect();
+        let r = tape.gradient_sparse(&targets, &src, og.as_deref(), unconnected)?;
         let kinds: Vec<bool> = r
             .iter()
             .map(|g| matches!(g, Some(Grad::Sparse(_))))

@@ -2,8 +2,9 @@ use super::*;
 use crate::graph;
 use crate::ops as o;
 
-fn traced_model() -> (Graph, Variable) {
-    // f(x) = sum(exp(x) * w), w a variable.
+/// The variable `w = [1, 2]`, an example `x` and its spec (float64, any length), the
+/// inputs of the traced models below.
+fn w_x_spec() -> (Variable, Tensor, Spec) {
     let w = Variable::new(
         Tensor::from_vec(vec![1.0f64, 2.0], &[2]).unwrap(),
         true,
@@ -14,6 +15,12 @@ fn traced_model() -> (Graph, Variable) {
         dtype: DType::F64,
         shape: Some(vec![None]),
     };
+    (w, x, spec)
+}
+
+fn traced_model() -> (Graph, Variable) {
+    // f(x) = sum(exp(x) * w), w a variable.
+    let (w, x, spec) = w_x_spec();
     let w2 = w.clone();
     let traced = graph::trace(&[x], vec![spec], move |xs| {
         let e = graph::elementwise1(o::exp, &xs[0])?;
@@ -278,16 +285,7 @@ fn bad_family_op_attributes_are_refused() {
 fn traced_tape_model() -> (Graph, Variable) {
     use crate::graph::{SourceRef, TapeSpec};
     use crate::tape::{GradientTape, Source, UnconnectedGradients};
-    let w = Variable::new(
-        Tensor::from_vec(vec![1.0f64, 2.0], &[2]).unwrap(),
-        true,
-        Some("w"),
-    );
-    let x = Tensor::from_vec(vec![0.5f64, -1.0], &[2]).unwrap();
-    let spec = Spec {
-        dtype: DType::F64,
-        shape: Some(vec![None]),
-    };
+    let (w, x, spec) = w_x_spec();
     let w2 = w.clone();
     let traced = graph::trace(&[x], vec![spec], move |xs| {
         let x = &xs[0];

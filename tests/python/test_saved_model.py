@@ -6,24 +6,14 @@ loader on a model this suite writes, and damaged directories refused whole."""
 import json
 import os
 import subprocess
-import sys
-import textwrap
 
 import numpy as np
 import pytest
 
 import gradtape as gt
+from isolated import fresh
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-
-def fresh(code, *args):
-    """Runs ``code`` in a new interpreter (which has never seen the model's classes) and
-    returns its stdout."""
-    r = subprocess.run([sys.executable, "-c", textwrap.dedent(code), *map(str, args)],
-                       capture_output=True, text=True, timeout=300)
-    assert r.returncode == 0, r.stderr
-    return r.stdout
 
 
 @gt.custom_gradient

@@ -4,21 +4,13 @@ call, a gt.function calling another, ops saved through their families' rows (a c
 net), and damaged encodings of those ops refused with a clear error."""
 
 import json
-import subprocess
 import sys
-import textwrap
 
 import numpy as np
 import pytest
 
 import gradtape as gt
-
-
-def fresh(code, *args):
-    r = subprocess.run([sys.executable, "-c", textwrap.dedent(code), *map(str, args)],
-                       capture_output=True, text=True, timeout=300)
-    assert r.returncode == 0, r.stderr
-    return r.stdout
+from isolated import fresh
 
 
 class Counter(gt.Module):

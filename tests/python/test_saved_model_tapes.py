@@ -5,20 +5,11 @@ saved, loaded in a fresh process that never saw the Python code, and checked aga
 the function before saving."""
 
 import ast
-import subprocess
-import sys
-import textwrap
 
 import numpy as np
 
 import gradtape as gt
-
-
-def fresh(code, *args):
-    r = subprocess.run([sys.executable, "-c", textwrap.dedent(code), *map(str, args)],
-                       capture_output=True, text=True, timeout=300)
-    assert r.returncode == 0, r.stderr
-    return r.stdout
+from isolated import fresh
 
 
 class Linear(gt.Module):
