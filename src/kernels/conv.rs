@@ -115,6 +115,44 @@ impl ConvGeom {
             && self.oh == self.h
             && self.ow == self.w
     }
+    /// `f(o, src)` for each window row (an output pixel's taps of one `kz`, `ky`) of
+    /// one image, in scan order, when the width is not dilated (`dw == 1`): `o` is the
+    /// offset of the row's first tap in the image's im2col rows, and `src` is
+    /// `Some((px, a, b))` when taps `a..b` of the row read the input, as one run of
+    /// `(b - a) * c` elements from offset `px` of the image (the other taps are
+    /// padding), `None` when the whole row is padding.
+    #[inline(always)]
+    fn each_row_run(&self, mut f: impl FnMut(usize, Option<(usize, usize, usize)>)) {
+        let (run, mut o) = (self.kw * self.c, 0);
+        let inside = |o: usize, k: usize, s: usize, dil: usize, pad: usize, len: usize| {
+            (o * s + k * dil).checked_sub(pad).filter(|&i| i < len)
+        };
+        for oz in 0..self.od {
+            for oy in 0..self.oh {
+                for ox in 0..self.ow {
+                    // Taps a..b of a row read columns x0 + a..x0 + b (x0 = ox*sw - pl).
+                    let x0 = (ox * self.sw) as isize - self.pl as isize;
+                    let a = (-x0).clamp(0, self.kw as isize) as usize;
+                    let b = (self.w as isize - x0).clamp(a as isize, self.kw as isize) as usize;
+                    for kz in 0..self.kd {
+                        let z = inside(oz, kz, self.sd, self.dd, self.pf, self.d);
+                        for ky in 0..self.kh {
+                            let y = inside(oy, ky, self.sh, self.dh, self.pt, self.h);
+                            let src = match (z, y) {
+                                (Some(z), Some(y)) if a < b => {
+                                    let x = (x0 + a as isize) as usize;
+                                    Some((((z * self.h + y) * self.w + x) * self.c, a, b))
+                                }
+                                _ => None,
+                            };
+                            f(o, src);
+                            o += run;
+                        }
+                    }
+                }
+            }
+        }
+    }
     /// `f(output pixel, tap, input pixel)` for each window tap of each output pixel of
     /// one image that reads the input (not the padding), in scan order. Pixels are
     /// indices within the image (`(z * h + y) * w + x`), taps within the window.
@@ -184,10 +222,39 @@ fn im2col<T: Float + Send + Sync>(op: &'static str, g: &ConvGeom, x: &[T]) -> Re
     let rows = g.n * g.out_pixels();
     let len = crate::size::num_elements(op, &[rows, k])?;
     crate::size::check_shape_of::<T>(op, &[rows, k])?;
-    let mut cols = crate::size::try_vec_filled(op, len, T::zero())?;
     let per = g.out_pixels() * k;
     let img = g.in_image();
     let c = g.c;
+    if g.dw == 1 {
+        // One copy per window row, padding written as zeros (so no zero fill first).
+        let mut cols = crate::size::try_vec::<T>(op, len)?;
+        let run = g.kw * c;
+        per_image(&mut cols.spare_capacity_mut()[..len], per, len, |i, out| {
+            let x = &x[i * img..(i + 1) * img];
+            g.each_row_run(|o, src| {
+                let row = &mut out[o..o + run];
+                let (a, b) = match src {
+                    Some((px, a, b)) => {
+                        let (from, to) = (&x[px..px + (b - a) * c], &mut row[a * c..b * c]);
+                        for (d, &v) in to.iter_mut().zip(from) {
+                            d.write(v);
+                        }
+                        (a * c, b * c)
+                    }
+                    None => (run, run),
+                };
+                let (head, rest) = row.split_at_mut(a);
+                for d in head.iter_mut().chain(&mut rest[b - a..]) {
+                    d.write(T::zero());
+                }
+            });
+        });
+        // SAFETY: the window rows of the output pixels tile each image's `per`
+        // elements, each written in full, and the images tile `len`.
+        unsafe { cols.set_len(len) };
+        return Ok(cols);
+    }
+    let mut cols = crate::size::try_vec_filled(op, len, T::zero())?;
     per_image(&mut cols, per, len, |i, out| {
         let x = &x[i * img..(i + 1) * img];
         g.each_tap(|p, t, px| {
@@ -210,6 +277,20 @@ fn col2im<T: Float + Send + Sync>(op: &'static str, g: &ConvGeom, cols: &[T]) ->
     let img = g.in_image();
     let per = g.out_pixels() * k;
     let c = g.c;
+    if g.dw == 1 {
+        per_image(&mut x, img, cols.len(), |i, out| {
+            let cols = &cols[i * per..(i + 1) * per];
+            g.each_row_run(|o, src| {
+                if let Some((px, a, b)) = src {
+                    let from = &cols[o + a * c..o + b * c];
+                    for (d, &s) in out[px..px + (b - a) * c].iter_mut().zip(from) {
+                        *d = *d + s;
+                    }
+                }
+            });
+        });
+        return Ok(x);
+    }
     per_image(&mut x, img, cols.len(), |i, out| {
         let cols = &cols[i * per..(i + 1) * per];
         g.each_tap(|p, t, px| {

@@ -68,10 +68,24 @@ where
     let (Some(x), Some(y)) = (a.as_slice(), b.as_slice()) else {
         return Ok(None);
     };
+    // `b`'s shape without its leading 1s (a bias of shape [1, c] repeats as one of [c]).
+    let trailing = &b.shape()[b.shape().iter().take_while(|&&d| d == 1).count()..];
     let v = if a.shape() == b.shape() {
         collect_chunks(x.len(), |r, out| fill2(&x[r.clone()], &y[r], out, &f))?
-    } else if y.len() >= MIN_PERIOD && a.shape().ends_with(b.shape()) {
-        zip_tiled(x, y, &f)?
+    } else if !y.is_empty() && b.ndim() <= a.ndim() && a.shape().ends_with(trailing) {
+        if y.len() >= MIN_PERIOD {
+            zip_tiled(x, y, &f)?
+        } else {
+            // A short period (a few channels) repeated into one of about 1024
+            // elements: `y[i % n]` is `rep[i % (k n)]`.
+            let rep: Vec<B> = y
+                .iter()
+                .copied()
+                .cycle()
+                .take(y.len() * 1024.min(x.len()).div_ceil(y.len()))
+                .collect();
+            zip_tiled(x, &rep, &f)?
+        }
     } else {
         return Ok(None);
     };
@@ -501,6 +515,18 @@ mod tests {
         // Operands the other way round keep their order in `f`.
         let got = zip("Sub", &row, &big, |p, q| q - p).unwrap();
         assert!(got.iter().enumerate().all(|(i, &v)| v == want(i)));
+        // A short period (a bias of a few channels, also with leading 1s) is repeated
+        // into a longer one: every element still pairs with its own channel.
+        for bias_shape in [&[7][..], &[1, 1, 7]] {
+            let img = arr(&[5, 13, 7], |i| i as f64);
+            let bias = arr(bias_shape, |i| 100.0 * i as f64);
+            let got = zip("Add", &img, &bias, |p, q| p + q).unwrap();
+            assert_eq!(got.shape(), &[5, 13, 7]);
+            assert!(got
+                .iter()
+                .enumerate()
+                .all(|(i, &v)| v == i as f64 + 100.0 * (i % 7) as f64));
+        }
         // And the general broadcast (a middle axis) still works.
         let col = arr(&[3, 1, 1013], |i| i as f64);
         let got = zip("Add", &big, &col, |p, q| p + q).unwrap();

@@ -96,6 +96,12 @@ where
         ArrayD::from_elem(IxDyn(&[]), sum_all(a)?)
     } else if a.is_empty() {
         try_full("Sum", &reduced_shape(a.shape(), axes), T::zero())?
+    } else if let (Some(s), true) = (a.as_slice(), axes.iter().enumerate().all(|(i, &x)| i == x)) {
+        // The leading axes of a standard-layout array (a bias's gradient over the batch
+        // and pixels): the sum of the rows of a [rows, cols] matrix.
+        let shape = reduced_shape(a.shape(), axes);
+        let cols = shape.iter().product::<usize>();
+        crate::size::shaped("Sum", &shape, sum_rows(s, cols)?)?
     } else {
         let mut cur: Option<ArrayD<T>> = None;
         for &ax in axes.iter().rev() {
@@ -140,6 +146,40 @@ where
     for sub in a.axis_iter(Axis(ax)) {
         Zip::from(&mut out).and(&sub).for_each(|o, &x| *o = *o + x);
     }
+    Ok(out)
+}
+
+/// The sum of the `cols`-element rows of `s` (not empty): blocks of rows summed into
+/// their own accumulator row (in parallel for a large `s`), then the blocks' rows added.
+fn sum_rows<T>(s: &[T], cols: usize) -> Result<Vec<T>>
+where
+    T: Copy + num_traits::Zero + std::ops::Add<Output = T> + Send + Sync,
+{
+    use super::elementwise::CHUNK;
+    let rows = s.len() / cols;
+    let block = if s.len() >= super::PAR_THRESHOLD {
+        (CHUNK / cols).max(1)
+    } else {
+        rows
+    };
+    let blocks = rows.div_ceil(block);
+    let mut partial = try_vec_filled("Sum", blocks * cols, T::zero())?;
+    crate::pool::pieces(&mut partial, cols, |i, acc| {
+        let end = ((i + 1) * block).min(rows);
+        for row in s[i * block * cols..end * cols].chunks_exact(cols) {
+            for (a, &v) in acc.iter_mut().zip(row) {
+                *a = *a + v;
+            }
+        }
+    });
+    let mut out = partial;
+    let (first, rest) = out.split_at_mut(cols);
+    for acc in rest.chunks_exact(cols) {
+        for (a, &v) in first.iter_mut().zip(acc) {
+            *a = *a + v;
+        }
+    }
+    out.truncate(cols);
     Ok(out)
 }
 
@@ -220,4 +260,28 @@ pub fn arg_extreme_lanes<T: Copy + PartialOrd>(
             best as i64
         }),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sums_over_leading_axes_match_the_axis_by_axis_sums() {
+        // Large enough for several blocks of rows summed in parallel.
+        let a = ndarray::ArrayD::from_shape_fn(IxDyn(&[9, 37, 41, 5]), |ix| {
+            ((ix[0] * 7 + ix[1] * 3 + ix[2]) % 11) as f64 + ix[3] as f64 * 0.25
+        })
+        .into_shared();
+        for axes in [&[0][..], &[0, 1], &[0, 1, 2], &[1, 2], &[0, 2]] {
+            let got = sum_axes(&a, axes, false).unwrap();
+            let mut want = a.to_owned();
+            for &ax in axes.iter().rev() {
+                want = want.sum_axis(Axis(ax));
+            }
+            assert_eq!(got, want, "axes {axes:?}");
+        }
+        let kept = sum_axes(&a, &[0, 1], true).unwrap();
+        assert_eq!(kept.shape(), &[1, 1, 41, 5]);
+    }
 }
