@@ -235,10 +235,7 @@ fn im2col<T: Float + Send + Sync>(op: &'static str, g: &ConvGeom, x: &[T]) -> Re
                 let row = &mut out[o..o + run];
                 let (a, b) = match src {
                     Some((px, a, b)) => {
-                        let (from, to) = (&x[px..px + (b - a) * c], &mut row[a * c..b * c]);
-                        for (d, &v) in to.iter_mut().zip(from) {
-                            d.write(v);
-                        }
+                        copy_run(&mut row[a * c..b * c], &x[px..px + (b - a) * c]);
                         (a * c, b * c)
                     }
                     None => (run, run),
@@ -267,6 +264,35 @@ fn im2col<T: Float + Send + Sync>(op: &'static str, g: &ConvGeom, x: &[T]) -> Re
         });
     });
     Ok(cols)
+}
+
+/// `to = from` (of one length). A short run (a window row of few channels: 3 for a
+/// first layer's 3×3 filter over one channel) is copied by moves of its known length:
+/// the compiler turns a plain element loop into a `memcpy` call, which costs more than
+/// the copy there.
+#[inline(always)]
+fn copy_run<T: Copy>(to: &mut [std::mem::MaybeUninit<T>], from: &[T]) {
+    #[inline(always)]
+    fn fixed<T: Copy, const N: usize>(to: &mut [std::mem::MaybeUninit<T>], from: &[T]) {
+        let from: &[T; N] = from.try_into().expect("runs of one length");
+        let to: &mut [std::mem::MaybeUninit<T>; N] = to.try_into().expect("runs of one length");
+        for (d, &v) in to.iter_mut().zip(from) {
+            d.write(v);
+        }
+    }
+    macro_rules! short {
+        ($($n:literal)*) => {
+            match from.len() {
+                $($n => fixed::<T, $n>(to, from),)*
+                _ => {
+                    for (d, &v) in to.iter_mut().zip(from) {
+                        d.write(v);
+                    }
+                }
+            }
+        };
+    }
+    short!(1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16)
 }
 
 /// Sums im2col-shaped rows back into an NHWC input (the adjoint of [`im2col`]).
@@ -717,15 +743,38 @@ pub fn max_pool_grad<T: Float + Send + Sync>(
         });
         return shaped(op, &g.shape, out);
     }
-    let arg = argmax(op, g, &xs, n)?;
+    // One pass per window: its maximum per channel, then `dy` added at the first
+    // element equal to it in scan order (what `argmax` finds), with selects.
+    let c = g.dims[4];
     let (ii, oi) = (g.in_img(), g.out_img());
     let mut out = crate::size::try_vec_filled(op, len, T::zero())?;
-    per_image(&mut out, ii, n * oi, |i, o| {
-        for (j, &q) in arg[i * oi..(i + 1) * oi].iter().enumerate() {
-            if q != NO_ARG {
-                o[q] = o[q] + dys[i * oi + j];
+    let work = (n * oi).saturating_mul(g.window_elems());
+    per_image(&mut out, ii, work, |i, o| {
+        let x = &xs[i * ii..][..ii];
+        let dy = &dys[i * oi..][..oi];
+        let lowest = T::min_value();
+        let (mut best, mut done) = (vec![lowest; c], vec![false; c]);
+        g.windows(|p, win| {
+            best.iter_mut().for_each(|b| *b = lowest);
+            win.each(|q| {
+                for (b, &v) in best.iter_mut().zip(&x[q * c..][..c]) {
+                    *b = if v > *b { v } else { *b };
+                }
+            });
+            // No element above the lowest finite value: no gradient (TF's start).
+            for (d, &b) in done.iter_mut().zip(&best) {
+                *d = b <= lowest;
             }
-        }
+            let drow = &dy[p * c..][..c];
+            win.each(|q| {
+                let (xs, os) = (&x[q * c..][..c], &mut o[q * c..][..c]);
+                for ch in 0..c {
+                    let hit = !done[ch] && xs[ch] == best[ch];
+                    os[ch] = if hit { os[ch] + drow[ch] } else { os[ch] };
+                    done[ch] |= hit;
+                }
+            });
+        });
     });
     shaped(op, &g.shape, out)
 }
@@ -823,4 +872,55 @@ pub fn avg_pool_grad<T: Float + Send + Sync>(
         },
     );
     shaped(op, &g.shape, out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `max_pool_grad` against the gradient routed through `argmax` (the first maximum
+    /// of each window), with overlapping and padded windows, ties and rows of only the
+    /// lowest value.
+    #[test]
+    fn max_pool_grad_routes_to_each_windows_first_maximum() {
+        let (n, h, w, c) = (2, 5, 6, 3);
+        // Ties everywhere (few distinct values), and one channel of an image all at
+        // the lowest finite value: no gradient there.
+        let x = ndarray::ArrayD::from_shape_fn(IxDyn(&[n, h, w, c]), |ix| {
+            if ix[0] == 1 && ix[3] == 2 {
+                f64::MIN
+            } else {
+                ((ix[1] * 3 + ix[2] * 5 + ix[3]) % 4) as f64
+            }
+        })
+        .into_shared();
+        let out = [1, h.div_ceil(1), w.div_ceil(2)];
+        let g = PoolGeom {
+            shape: vec![n, h, w, c],
+            dims: [n, 1, h, w, c],
+            k: [1, 3, 3],
+            s: [1, 1, 2],
+            pad: [0, 1, 1],
+            out,
+        };
+        let oi = g.out_img();
+        let dy = ndarray::ArrayD::from_shape_fn(IxDyn(&g.output_shape()), |ix| {
+            1.0 + (ix[0] * 1000 + ix[1] * 100 + ix[2] * 10 + ix[3]) as f64
+        })
+        .into_shared();
+        let got = max_pool_grad("MaxPoolGrad", &g, &x, &dy, false).unwrap();
+        let arg = argmax("MaxPoolGrad", &g, x.as_slice().unwrap(), n).unwrap();
+        let ii = g.in_img();
+        let mut want = vec![0.0; n * ii];
+        let dys = dy.as_slice().unwrap();
+        for (j, &q) in arg.iter().enumerate() {
+            if q != NO_ARG {
+                want[(j / oi) * ii + q] += dys[j];
+            }
+        }
+        assert_eq!(got.as_slice().unwrap(), &want[..]);
+        // The all-lowest channel got nothing; some other element got several windows'.
+        assert!((0..h * w).all(|p| want[ii + p * c + 2] == 0.0));
+        assert!(want.iter().any(|&v| v > 2000.0));
+    }
 }
