@@ -766,12 +766,14 @@ pub fn max_pool_grad<T: Float + Send + Sync>(
                 *d = b <= lowest;
             }
             let drow = &dy[p * c..][..c];
+            // Selects and `&`, not branches (which random data would mispredict).
             win.each(|q| {
                 let (xs, os) = (&x[q * c..][..c], &mut o[q * c..][..c]);
-                for ch in 0..c {
-                    let hit = !done[ch] && xs[ch] == best[ch];
-                    os[ch] = if hit { os[ch] + drow[ch] } else { os[ch] };
-                    done[ch] |= hit;
+                let lanes = os.iter_mut().zip(xs).zip(&best).zip(drow);
+                for ((((o, &v), &b), &d), done) in lanes.zip(done.iter_mut()) {
+                    let hit = !*done & (v == b);
+                    *o = if hit { *o + d } else { *o };
+                    *done |= hit;
                 }
             });
         });
