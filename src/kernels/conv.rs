@@ -743,40 +743,15 @@ pub fn max_pool_grad<T: Float + Send + Sync>(
         });
         return shaped(op, &g.shape, out);
     }
-    // One pass per window: its maximum per channel, then `dy` added at the first
-    // element equal to it in scan order (what `argmax` finds), with selects.
-    let c = g.dims[4];
+    let arg = argmax(op, g, &xs, n)?;
     let (ii, oi) = (g.in_img(), g.out_img());
     let mut out = crate::size::try_vec_filled(op, len, T::zero())?;
-    let work = (n * oi).saturating_mul(g.window_elems());
-    per_image(&mut out, ii, work, |i, o| {
-        let x = &xs[i * ii..][..ii];
-        let dy = &dys[i * oi..][..oi];
-        let lowest = T::min_value();
-        let (mut best, mut done) = (vec![lowest; c], vec![false; c]);
-        g.windows(|p, win| {
-            best.iter_mut().for_each(|b| *b = lowest);
-            win.each(|q| {
-                for (b, &v) in best.iter_mut().zip(&x[q * c..][..c]) {
-                    *b = if v > *b { v } else { *b };
-                }
-            });
-            // No element above the lowest finite value: no gradient (TF's start).
-            for (d, &b) in done.iter_mut().zip(&best) {
-                *d = b <= lowest;
+    per_image(&mut out, ii, n * oi, |i, o| {
+        for (j, &q) in arg[i * oi..(i + 1) * oi].iter().enumerate() {
+            if q != NO_ARG {
+                o[q] = o[q] + dys[i * oi + j];
             }
-            let drow = &dy[p * c..][..c];
-            // Selects and `&`, not branches (which random data would mispredict).
-            win.each(|q| {
-                let (xs, os) = (&x[q * c..][..c], &mut o[q * c..][..c]);
-                let lanes = os.iter_mut().zip(xs).zip(&best).zip(drow);
-                for ((((o, &v), &b), &d), done) in lanes.zip(done.iter_mut()) {
-                    let hit = !*done & (v == b);
-                    *o = if hit { *o + d } else { *o };
-                    *done |= hit;
-                }
-            });
-        });
+        }
     });
     shaped(op, &g.shape, out)
 }
@@ -880,9 +855,8 @@ pub fn avg_pool_grad<T: Float + Send + Sync>(
 mod tests {
     use super::*;
 
-    /// `max_pool_grad` against the gradient routed through `argmax` (the first maximum
-    /// of each window), with overlapping and padded windows, ties and rows of only the
-    /// lowest value.
+    /// `max_pool_grad` against a direct search of each window's first maximum, with
+    /// overlapping and padded windows, ties and a channel of only the lowest value.
     #[test]
     fn max_pool_grad_routes_to_each_windows_first_maximum() {
         let (n, h, w, c) = (2, 5, 6, 3);
@@ -911,14 +885,24 @@ mod tests {
         })
         .into_shared();
         let got = max_pool_grad("MaxPoolGrad", &g, &x, &dy, false).unwrap();
-        let arg = argmax("MaxPoolGrad", &g, x.as_slice().unwrap(), n).unwrap();
-        let ii = g.in_img();
+        // Each window's first maximum in scan order, found directly.
+        let (ii, xs, dys) = (g.in_img(), x.as_slice().unwrap(), dy.as_slice().unwrap());
         let mut want = vec![0.0; n * ii];
-        let dys = dy.as_slice().unwrap();
-        for (j, &q) in arg.iter().enumerate() {
-            if q != NO_ARG {
-                want[(j / oi) * ii + q] += dys[j];
-            }
+        for img in 0..n {
+            g.windows(|p, win| {
+                for ch in 0..c {
+                    let mut best: Option<(usize, f64)> = None;
+                    win.each(|q| {
+                        let v = xs[img * ii + q * c + ch];
+                        if v > f64::MIN && best.is_none_or(|(_, b)| v > b) {
+                            best = Some((q, v));
+                        }
+                    });
+                    if let Some((q, _)) = best {
+                        want[img * ii + q * c + ch] += dys[img * oi + p * c + ch];
+                    }
+                }
+            });
         }
         assert_eq!(got.as_slice().unwrap(), &want[..]);
         // The all-lowest channel got nothing; some other element got several windows'.
