@@ -172,15 +172,14 @@ where
             }
         }
     });
-    let mut out = partial;
-    let (first, rest) = out.split_at_mut(cols);
+    let (first, rest) = partial.split_at_mut(cols);
     for acc in rest.chunks_exact(cols) {
         for (a, &v) in first.iter_mut().zip(acc) {
             *a = *a + v;
         }
     }
-    out.truncate(cols);
-    Ok(out)
+    partial.truncate(cols);
+    Ok(partial)
 }
 
 fn sum_all<T>(a: &ArcArray<T, IxDyn>) -> Result<T>
