@@ -20,7 +20,9 @@
 use ndarray::{ArrayD, ArrayView2, IxDyn};
 use num_traits::Float;
 
-use super::matmul::{matmul2, Gemm};
+use std::mem::MaybeUninit;
+
+use super::matmul::{matmul2, Gemm, Raw, RawMut};
 use crate::error::{Error, Result};
 
 /// Multiply-adds (or element visits) from which a kernel runs on the pool.
@@ -224,46 +226,51 @@ fn im2col<T: Float + Send + Sync>(op: &'static str, g: &ConvGeom, x: &[T]) -> Re
     crate::size::check_shape_of::<T>(op, &[rows, k])?;
     let per = g.out_pixels() * k;
     let img = g.in_image();
-    let c = g.c;
+    let mut cols = crate::size::try_vec::<T>(op, len)?;
+    per_image(&mut cols.spare_capacity_mut()[..len], per, len, |i, out| {
+        im2col_image(g, &x[i * img..(i + 1) * img], out);
+    });
+    // SAFETY: `im2col_image` writes each image's `per` elements in full, and the
+    // images tile `len`.
+    unsafe { cols.set_len(len) };
+    Ok(cols)
+}
+
+/// The im2col rows of one image `x` into `out` (`out_pixels * k` elements), each
+/// element written once.
+fn im2col_image<T: Float>(g: &ConvGeom, x: &[T], out: &mut [std::mem::MaybeUninit<T>]) {
+    let (k, c) = (g.k(), g.c);
     if g.dw == 1 {
         // One copy per window row, padding written as zeros (so no zero fill first).
-        let mut cols = crate::size::try_vec::<T>(op, len)?;
         let run = g.kw * c;
-        per_image(&mut cols.spare_capacity_mut()[..len], per, len, |i, out| {
-            let x = &x[i * img..(i + 1) * img];
-            g.each_row_run(|o, src| {
-                let row = &mut out[o..o + run];
-                let (a, b) = match src {
-                    Some((px, a, b)) => {
-                        copy_run(&mut row[a * c..b * c], &x[px..px + (b - a) * c]);
-                        (a * c, b * c)
-                    }
-                    None => (run, run),
-                };
-                let (head, rest) = row.split_at_mut(a);
-                for d in head.iter_mut().chain(&mut rest[b - a..]) {
-                    d.write(T::zero());
+        g.each_row_run(|o, src| {
+            let row = &mut out[o..o + run];
+            let (a, b) = match src {
+                Some((px, a, b)) => {
+                    copy_run(&mut row[a * c..b * c], &x[px..px + (b - a) * c]);
+                    (a * c, b * c)
                 }
-            });
-        });
-        // SAFETY: the window rows of the output pixels tile each image's `per`
-        // elements, each written in full, and the images tile `len`.
-        unsafe { cols.set_len(len) };
-        return Ok(cols);
-    }
-    let mut cols = crate::size::try_vec_filled(op, len, T::zero())?;
-    per_image(&mut cols, per, len, |i, out| {
-        let x = &x[i * img..(i + 1) * img];
-        g.each_tap(|p, t, px| {
-            // An element loop, not `copy_from_slice`: with few channels (a first
-            // layer's one) a memcpy call per tap costs more than the copy.
-            let row = &mut out[p * k + t * c..][..c];
-            for (d, &v) in row.iter_mut().zip(&x[px * c..][..c]) {
-                *d = v;
+                None => (run, run),
+            };
+            let (head, rest) = row.split_at_mut(a);
+            for d in head.iter_mut().chain(&mut rest[b - a..]) {
+                d.write(T::zero());
             }
         });
+        return;
+    }
+    // A dilated width: zeros first, then one tap at a time.
+    for d in out.iter_mut() {
+        d.write(T::zero());
+    }
+    g.each_tap(|p, t, px| {
+        // An element loop, not `copy_from_slice`: with few channels (a first layer's
+        // one) a memcpy call per tap costs more than the copy.
+        let row = &mut out[p * k + t * c..][..c];
+        for (d, &v) in row.iter_mut().zip(&x[px * c..][..c]) {
+            d.write(v);
+        }
     });
-    Ok(cols)
 }
 
 /// `to = from` (of one length). A short run (a window row of few channels: 3 for a
@@ -297,36 +304,292 @@ fn copy_run<T: Copy>(to: &mut [std::mem::MaybeUninit<T>], from: &[T]) {
 
 /// Sums im2col-shaped rows back into an NHWC input (the adjoint of [`im2col`]).
 fn col2im<T: Float + Send + Sync>(op: &'static str, g: &ConvGeom, cols: &[T]) -> Result<Vec<T>> {
-    let k = g.k();
     let len = crate::size::check_shape_of::<T>(op, &g.input_shape())?;
     let mut x = crate::size::try_vec_filled(op, len, T::zero())?;
     let img = g.in_image();
-    let per = g.out_pixels() * k;
-    let c = g.c;
-    if g.dw == 1 {
-        per_image(&mut x, img, cols.len(), |i, out| {
-            let cols = &cols[i * per..(i + 1) * per];
-            g.each_row_run(|o, src| {
-                if let Some((px, a, b)) = src {
-                    let from = &cols[o + a * c..o + b * c];
-                    for (d, &s) in out[px..px + (b - a) * c].iter_mut().zip(from) {
-                        *d = *d + s;
-                    }
-                }
-            });
-        });
-        return Ok(x);
-    }
+    let per = g.out_pixels() * g.k();
     per_image(&mut x, img, cols.len(), |i, out| {
-        let cols = &cols[i * per..(i + 1) * per];
-        g.each_tap(|p, t, px| {
-            let row = &cols[p * k + t * c..][..c];
-            for (d, &s) in out[px * c..][..c].iter_mut().zip(row) {
-                *d = *d + s;
-            }
-        });
+        col2im_image(g, &cols[i * per..(i + 1) * per], out);
     });
     Ok(x)
+}
+
+/// Adds one image's im2col-shaped rows `cols` back into its input gradient `out`.
+fn col2im_image<T: Float>(g: &ConvGeom, cols: &[T], out: &mut [T]) {
+    let (k, c) = (g.k(), g.c);
+    if g.dw == 1 {
+        g.each_row_run(|o, src| {
+            if let Some((px, a, b)) = src {
+                let from = &cols[o + a * c..o + b * c];
+                for (d, &s) in out[px..px + (b - a) * c].iter_mut().zip(from) {
+                    *d = *d + s;
+                }
+            }
+        });
+        return;
+    }
+    g.each_tap(|p, t, px| {
+        let row = &cols[p * k + t * c..][..c];
+        for (d, &s) in out[px * c..][..c].iter_mut().zip(row) {
+            *d = *d + s;
+        }
+    });
+}
+
+/// im2col elements a chunked convolution builds at a time: 64K (256 KiB of f32), which
+/// stay in a core's L2 cache from im2col writing them to the product reading them.
+const CHUNK: usize = 1 << 16;
+
+/// One image's im2col elements up to which a convolution is chunked (1 MiB of f32).
+const CHUNK_IMAGE_MAX: usize = 1 << 18;
+
+/// Accumulator elements (all lanes' filter gradients together) up to which a filter
+/// gradient is chunked.
+const CHUNK_ACC_MAX: usize = 1 << 20;
+
+/// A convolution's products done a few images at a time: im2col of a chunk of images
+/// into a lane's scratch rows, then that chunk's product on the same thread, so the
+/// rows never leave the cache and no im2col buffer of the whole batch is allocated.
+/// Lane `l` takes chunks `l`, `l + lanes`, ...; the lanes are spread over the pool.
+#[derive(Clone, Copy, Debug)]
+struct Chunks {
+    /// Images per chunk (the last chunk may have fewer).
+    imgs: usize,
+    count: usize,
+    lanes: usize,
+    /// im2col elements of one image.
+    per: usize,
+}
+
+impl Chunks {
+    /// `None` when the convolution takes the whole-batch path: no im2col (depthwise,
+    /// 1×1), an image too large for a chunk, or fewer chunks than threads (a big
+    /// product split over the cores does better there).
+    fn of(g: &ConvGeom) -> Option<Chunks> {
+        let per = g.out_pixels() * g.k();
+        if g.depthwise || g.identity_cols() || per == 0 || per > CHUNK_IMAGE_MAX {
+            return None;
+        }
+        let imgs = (CHUNK / per).max(1);
+        let count = g.n.div_ceil(imgs);
+        let threads = crate::pool::threads();
+        (count >= threads).then_some(Chunks {
+            imgs,
+            count,
+            lanes: count.min(4 * threads),
+            per,
+        })
+    }
+
+    /// The images of chunk `i` of a batch of `n`.
+    fn images(&self, n: usize, i: usize) -> std::ops::Range<usize> {
+        i * self.imgs..((i + 1) * self.imgs).min(n)
+    }
+
+    /// `f(chunk, lane's scratch)` for every chunk; `scratch` holds `per_lane` elements
+    /// for each lane.
+    fn run<S: Send>(&self, scratch: &mut [S], per_lane: usize, f: impl Fn(usize, &mut [S]) + Sync) {
+        crate::pool::pieces(scratch, per_lane, |lane, s| {
+            for ci in (lane..self.count).step_by(self.lanes) {
+                f(ci, s);
+            }
+        });
+    }
+
+    /// Scratch of `per_lane` uninitialized elements for each lane.
+    fn scratch<T>(&self, op: &'static str, per_lane: usize) -> Result<Vec<MaybeUninit<T>>> {
+        let n = crate::size::num_elements(op, &[self.lanes, per_lane])?;
+        let mut v = crate::size::try_vec(op, n)?;
+        // SAFETY: `MaybeUninit` elements need no initialization; the capacity is `n`.
+        unsafe { v.set_len(n) };
+        Ok(v)
+    }
+
+    /// im2col of chunk `ci`'s images of `x` into the front of `s`; the rows, read back.
+    fn im2col<'s, T: Float>(
+        &self,
+        g: &ConvGeom,
+        x: &[T],
+        ci: usize,
+        s: &'s mut [MaybeUninit<T>],
+    ) -> &'s [T] {
+        let (img, ims) = (g.in_image(), self.images(g.n, ci));
+        let cols = &mut s[..ims.len() * self.per];
+        for (j, i) in ims.enumerate() {
+            im2col_image(
+                g,
+                &x[i * img..(i + 1) * img],
+                &mut cols[j * self.per..][..self.per],
+            );
+        }
+        // SAFETY: `im2col_image` wrote every element of each image's rows.
+        unsafe { assume_init(cols) }
+    }
+}
+
+/// `s` as initialized elements.
+///
+/// # Safety
+/// Every element of `s` must be initialized.
+unsafe fn assume_init<T>(s: &[MaybeUninit<T>]) -> &[T] {
+    // SAFETY: `MaybeUninit<T>` has `T`'s layout; the caller's contract.
+    unsafe { &*(s as *const [MaybeUninit<T>] as *const [T]) }
+}
+
+/// [`conv`] chunk by chunk (see [`Chunks`]): each chunk's product writes its rows of
+/// the output.
+fn conv_chunked<T: Gemm + Float>(
+    op: &'static str,
+    g: &ConvGeom,
+    ch: &Chunks,
+    x: &[T],
+    w: &[T],
+    len: usize,
+) -> Result<Vec<T>> {
+    let (k, o, px) = (g.k(), g.o, g.out_pixels());
+    let mut out = crate::size::try_vec::<T>(op, len)?;
+    let dst = RawMut {
+        ptr: out.as_mut_ptr(),
+        rs: o as isize,
+        cs: 1,
+    };
+    let per_lane = ch.imgs * ch.per;
+    let mut scratch = ch.scratch::<T>(op, per_lane)?;
+    ch.run(&mut scratch, per_lane, |ci, s| {
+        let cols = ch.im2col(g, x, ci, s);
+        let rows = cols.len() / k;
+        let first = ch.images(g.n, ci).start * px;
+        // SAFETY: the chunk's rows `[first, first + rows)` of the `[n*px, o]` output are
+        // written by this chunk alone; the operands are valid row-major blocks.
+        unsafe {
+            T::gemm_serial(
+                Raw::row_major(cols.as_ptr(), k),
+                Raw::row_major(w.as_ptr(), o),
+                dst.from_row(first),
+                rows,
+                o,
+                k,
+                false,
+            )
+        };
+    });
+    // SAFETY: the chunks' rows tile the output, each written in full by its product.
+    unsafe { out.set_len(len) };
+    Ok(out)
+}
+
+/// [`backprop_input`] chunk by chunk: each chunk's `dy` rows times the filter's
+/// transpose, scattered into its images (zeroed there first).
+fn backprop_input_chunked<T: Gemm + Float>(
+    op: &'static str,
+    g: &ConvGeom,
+    ch: &Chunks,
+    w: &[T],
+    dy: &[T],
+    len: usize,
+) -> Result<Vec<T>> {
+    let (k, o, px, img) = (g.k(), g.o, g.out_pixels(), g.in_image());
+    let mut x = crate::size::try_vec::<T>(op, len)?;
+    // Images as rows.
+    let dx = RawMut {
+        ptr: x.as_mut_ptr(),
+        rs: img as isize,
+        cs: 1,
+    };
+    let per_lane = ch.imgs * ch.per;
+    let mut scratch = ch.scratch::<T>(op, per_lane)?;
+    ch.run(&mut scratch, per_lane, |ci, s| {
+        let ims = ch.images(g.n, ci);
+        let rows = ims.len() * px;
+        let cols = &mut s[..rows * k];
+        // SAFETY: `dy`'s rows of this chunk and the filter read as row-major blocks
+        // (the filter transposed); `cols` is this lane's scratch, written in full.
+        let cols = unsafe {
+            T::gemm_serial(
+                Raw::row_major(dy.as_ptr().add(ims.start * px * o), o),
+                Raw::row_major(w.as_ptr(), o).t(),
+                RawMut {
+                    ptr: cols.as_mut_ptr().cast::<T>(),
+                    rs: k as isize,
+                    cs: 1,
+                },
+                rows,
+                k,
+                o,
+                false,
+            );
+            assume_init(cols)
+        };
+        for (j, i) in ims.enumerate() {
+            // SAFETY: image `i` of the input gradient belongs to this chunk alone.
+            let out = unsafe {
+                std::slice::from_raw_parts_mut(dx.from_row(i).ptr.cast::<MaybeUninit<T>>(), img)
+            };
+            for d in out.iter_mut() {
+                d.write(T::zero());
+            }
+            // SAFETY: zeroed just above.
+            let out = unsafe { &mut *(out as *mut [MaybeUninit<T>] as *mut [T]) };
+            col2im_image(g, &cols[j * ch.per..][..ch.per], out);
+        }
+    });
+    // SAFETY: the chunks' images tile the input gradient, each zeroed and then summed into.
+    unsafe { x.set_len(len) };
+    Ok(x)
+}
+
+/// [`backprop_filter`] chunk by chunk: each lane sums its chunks' `colsᵀ @ dy` into its
+/// own accumulator, and the lanes' accumulators are added in lane order (the same
+/// result for the same number of threads, whichever thread ran a lane).
+fn backprop_filter_chunked<T: Gemm + Float>(
+    op: &'static str,
+    g: &ConvGeom,
+    ch: &Chunks,
+    x: &[T],
+    dy: &[T],
+    len: usize,
+) -> Result<Vec<T>> {
+    let (k, o, px) = (g.k(), g.o, g.out_pixels());
+    let cols_len = ch.imgs * ch.per;
+    let per_lane = cols_len + len;
+    let mut scratch = ch.scratch::<T>(op, per_lane)?;
+    ch.run(&mut scratch, per_lane, |ci, s| {
+        let (s, acc) = s.split_at_mut(cols_len);
+        let cols = ch.im2col(g, x, ci, s);
+        let rows = cols.len() / k;
+        let first = ch.images(g.n, ci).start * px;
+        // SAFETY: the rows read as a column-major `k x rows` block (their transpose),
+        // `dy`'s as row-major; the lane's accumulator is written in full by its first
+        // chunk (`ci < lanes`) and added to by the later ones.
+        unsafe {
+            T::gemm_serial(
+                Raw::row_major(cols.as_ptr(), k).t(),
+                Raw::row_major(dy.as_ptr().add(first * o), o),
+                RawMut {
+                    ptr: acc.as_mut_ptr().cast::<T>(),
+                    rs: o as isize,
+                    cs: 1,
+                },
+                k,
+                o,
+                rows,
+                ci >= ch.lanes,
+            )
+        };
+    });
+    let mut lanes = scratch.chunks(per_lane).map(|l| {
+        // SAFETY: every lane ran at least one chunk (`lanes <= count`), which wrote its
+        // accumulator.
+        unsafe { assume_init(&l[cols_len..]) }
+    });
+    let mut out = crate::size::try_vec(op, len)?;
+    out.extend_from_slice(lanes.next().expect("at least one lane"));
+    for l in lanes {
+        for (d, &v) in out.iter_mut().zip(l) {
+            *d = *d + v;
+        }
+    }
+    Ok(out)
 }
 
 fn view2<T>(v: &[T], r: usize, c: usize) -> ArrayView2<'_, T> {
@@ -363,6 +626,9 @@ pub fn conv<T: Gemm + Float>(
     let k = g.k();
     if len == 0 {
         return shaped(op, &out_shape, Vec::new());
+    }
+    if let Some(ch) = Chunks::of(g) {
+        return shaped(op, &out_shape, conv_chunked(op, g, &ch, &xs, &ws, len)?);
     }
     let cols = if g.identity_cols() {
         std::borrow::Cow::Borrowed(&xs[..])
@@ -417,6 +683,13 @@ pub fn backprop_input<T: Gemm + Float>(
     if len == 0 {
         return shaped(op, &in_shape, Vec::new());
     }
+    if let Some(ch) = Chunks::of(g) {
+        return shaped(
+            op,
+            &in_shape,
+            backprop_input_chunked(op, g, &ch, &ws, &dys, len)?,
+        );
+    }
     let dcols: Vec<T> = if !g.depthwise {
         let wv = view2(&ws, k, g.o);
         let d = matmul2(view2(&dys, rows, g.o), wv.reversed_axes())?;
@@ -464,6 +737,13 @@ pub fn backprop_filter<T: Gemm + Float>(
     let k = g.k();
     if len == 0 {
         return shaped(op, &f_shape, Vec::new());
+    }
+    if let Some(ch) = Chunks::of(g).filter(|ch| ch.lanes.saturating_mul(len) <= CHUNK_ACC_MAX) {
+        return shaped(
+            op,
+            &f_shape,
+            backprop_filter_chunked(op, g, &ch, &xs, &dys, len)?,
+        );
     }
     let cols = if g.identity_cols() {
         std::borrow::Cow::Borrowed(&xs[..])
@@ -908,5 +1188,101 @@ mod tests {
         // The all-lowest channel got nothing; some other element got several windows'.
         assert!((0..h * w).all(|p| want[ii + p * c + 2] == 0.0));
         assert!(want.iter().any(|&v| v > 2000.0));
+    }
+    /// A 2-D geometry (`od`, `oh`, `ow` from VALID-style arithmetic over the padding).
+    #[allow(clippy::too_many_arguments)]
+    fn geom2(
+        [n, h, w, c]: [usize; 4],
+        [kh, kw, o]: [usize; 3],
+        [sh, sw]: [usize; 2],
+        [dh, dw]: [usize; 2],
+        [pt, pl]: [usize; 2],
+    ) -> ConvGeom {
+        let out = |len: usize, k: usize, s: usize, d: usize, p: usize| {
+            (len + 2 * p - (k - 1) * d - 1) / s + 1
+        };
+        ConvGeom {
+            sp: 2,
+            n,
+            d: 1,
+            h,
+            w,
+            c,
+            kd: 1,
+            kh,
+            kw,
+            o,
+            sd: 1,
+            sh,
+            sw,
+            dd: 1,
+            dh,
+            dw,
+            pf: 0,
+            pt,
+            pl,
+            od: 1,
+            oh: out(h, kh, sh, dh, pt),
+            ow: out(w, kw, sw, dw, pl),
+            depthwise: false,
+        }
+    }
+
+    /// The chunked products (short last chunk, more chunks than lanes, padding,
+    /// strides, a dilated width) against im2col of the whole batch and one product.
+    #[test]
+    fn chunked_convolution_matches_the_whole_batch_products() {
+        let cases = [
+            geom2([5, 7, 6, 3], [3, 3, 4], [1, 1], [1, 1], [0, 0]),
+            geom2([5, 8, 9, 2], [3, 2, 5], [2, 1], [1, 1], [1, 1]),
+            geom2([6, 9, 9, 2], [2, 3, 3], [1, 2], [2, 2], [2, 1]),
+            geom2([3, 4, 4, 1], [3, 3, 2], [1, 1], [1, 1], [1, 1]),
+        ];
+        let val = |seed: usize| {
+            move |i: usize| (((i * 7919 + seed * 104_729) % 1000) as f64) / 500.0 - 1.0
+        };
+        for g in cases {
+            let (xl, wl, yl) = (g.n * g.in_image(), g.k() * g.o, g.n * g.out_pixels() * g.o);
+            let x: Vec<f64> = (0..xl).map(val(1)).collect();
+            let w: Vec<f64> = (0..wl).map(val(2)).collect();
+            let dy: Vec<f64> = (0..yl).map(val(3)).collect();
+            let (rows, k) = (g.n * g.out_pixels(), g.k());
+            let cols = im2col("Conv", &g, &x).unwrap();
+            let want_y = matmul2(view2(&cols, rows, k), view2(&w, k, g.o)).unwrap();
+            let want_dw =
+                matmul2(view2(&cols, rows, k).reversed_axes(), view2(&dy, rows, g.o)).unwrap();
+            let dcols = matmul2(view2(&dy, rows, g.o), view2(&w, k, g.o).reversed_axes()).unwrap();
+            let want_dx = col2im("Conv", &g, dcols.as_slice().unwrap()).unwrap();
+            let per = g.out_pixels() * k;
+            for (imgs, lanes) in [(1, 1), (2, 2), (2, 3), (4, 1)] {
+                let ch = Chunks {
+                    imgs,
+                    count: g.n.div_ceil(imgs),
+                    lanes: lanes.min(g.n.div_ceil(imgs)),
+                    per,
+                };
+                let close = |got: &[f64], want: &[f64]| {
+                    assert_eq!(got.len(), want.len());
+                    for (a, b) in got.iter().zip(want) {
+                        assert!(
+                            (a - b).abs() <= 1e-12 * (1.0 + b.abs()),
+                            "{g:?} {ch:?}: {a} vs {b}"
+                        );
+                    }
+                };
+                close(
+                    &conv_chunked("Conv", &g, &ch, &x, &w, yl).unwrap(),
+                    want_y.as_slice().unwrap(),
+                );
+                close(
+                    &backprop_input_chunked("Conv", &g, &ch, &w, &dy, xl).unwrap(),
+                    &want_dx,
+                );
+                close(
+                    &backprop_filter_chunked("Conv", &g, &ch, &x, &dy, wl).unwrap(),
+                    want_dw.as_slice().unwrap(),
+                );
+            }
+        }
     }
 }

@@ -34,6 +34,22 @@ pub trait Gemm: LinalgScalar + Send + Sync {
     /// strides, `out` valid for writes and not aliasing them.
     #[allow(clippy::too_many_arguments)]
     unsafe fn gemm(a: Raw<Self>, b: Raw<Self>, out: RawMut<Self>, m: usize, n: usize, k: usize);
+
+    /// `out = a @ b`, or `out += a @ b` when `accumulate`, on the calling thread only:
+    /// for kernels that already spread their own pieces of work over the pool.
+    ///
+    /// # Safety
+    /// As [`Gemm::gemm`]; with `accumulate`, `out` must be initialized.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn gemm_serial(
+        a: Raw<Self>,
+        b: Raw<Self>,
+        out: RawMut<Self>,
+        m: usize,
+        n: usize,
+        k: usize,
+        accumulate: bool,
+    );
 }
 
 /// A read-only strided 2-D block: pointer, row stride, column stride (elements).
@@ -50,6 +66,20 @@ pub struct RawMut<T> {
     pub ptr: *mut T,
     pub rs: isize,
     pub cs: isize,
+}
+
+impl<T> RawMut<T> {
+    /// This block from its row `i` on.
+    ///
+    /// # Safety
+    /// Row `i` must lie inside the allocation the block points into.
+    pub unsafe fn from_row(self, i: usize) -> Self {
+        RawMut {
+            // SAFETY: the caller's contract.
+            ptr: unsafe { self.ptr.offset(i as isize * self.rs) },
+            ..self
+        }
+    }
 }
 
 // SAFETY: the raw blocks are only handed between threads for reads of data the
@@ -70,6 +100,14 @@ impl<T> Raw<T> {
             ptr: v.as_ptr(),
             rs: s[0],
             cs: s[1],
+        }
+    }
+    /// A row-major block with rows of `cols` elements.
+    pub fn row_major(ptr: *const T, cols: usize) -> Self {
+        Raw {
+            ptr,
+            rs: cols as isize,
+            cs: 1,
         }
     }
     /// The element at row `i`, column `j`.
@@ -114,6 +152,31 @@ macro_rules! float_gemm {
                     // SAFETY: as above.
                     Kernel::Faer => unsafe { faer_gemm(a, b, out, m, n, k) },
                 }
+            }
+
+            unsafe fn gemm_serial(
+                a: Raw<Self>,
+                b: Raw<Self>,
+                out: RawMut<Self>,
+                m: usize,
+                n: usize,
+                k: usize,
+                accumulate: bool,
+            ) {
+                if m == 0 || n == 0 {
+                    return;
+                }
+                // SAFETY: the caller's contract.
+                let (dst, lhs, rhs) = unsafe {
+                    (
+                        faer::MatMut::from_raw_parts_mut(out.ptr, m, n, out.rs, out.cs),
+                        faer::MatRef::from_raw_parts(a.ptr, m, k, a.rs, a.cs),
+                        faer::MatRef::from_raw_parts(b.ptr, k, n, b.rs, b.cs),
+                    )
+                };
+                let accum = if accumulate { faer::Accum::Add } else { faer::Accum::Replace };
+                let one = <$t as num_traits::One>::one();
+                faer::linalg::matmul::matmul(dst, accum, lhs, rhs, one, faer::Par::Seq);
             }
         }
     )*};
@@ -301,11 +364,24 @@ macro_rules! int_gemm {
     ($($t:ty),*) => {$(
         impl Gemm for $t {
             unsafe fn gemm(a: Raw<Self>, b: Raw<Self>, out: RawMut<Self>, m: usize, n: usize, k: usize) {
+                // SAFETY: the caller's contract.
+                unsafe { Self::gemm_serial(a, b, out, m, n, k, false) }
+            }
+
+            unsafe fn gemm_serial(
+                a: Raw<Self>,
+                b: Raw<Self>,
+                out: RawMut<Self>,
+                m: usize,
+                n: usize,
+                k: usize,
+                accumulate: bool,
+            ) {
                 // Row i of the output accumulates a[i, p] * row p of b: rows are read
                 // along their stride, whatever the layout.
                 let at = |i: usize, j: usize| out.ptr.wrapping_offset(i as isize * out.rs + j as isize * out.cs);
                 for i in 0..m {
-                    for j in 0..n {
+                    for j in (0..n).filter(|_| !accumulate) {
                         // SAFETY: (i, j) lies inside the m x n output block (the
                         // caller's contract), which may be uninitialized: written first.
                         unsafe { at(i, j).write(0) };
