@@ -5,7 +5,9 @@
 //! product with the `[kd*kh*kw*c, o]` filter, through the matmul kernels (a 2-D one has
 //! a depth of 1). Its two backprops are the
 //! transposed products: the input gradient multiplies by the filter's transpose and
-//! scatters the rows back (`col2im`), the filter gradient is `im2colᵀ @ dy`. Depthwise
+//! scatters the rows back (`col2im`), the filter gradient is `im2colᵀ @ dy`. A batch of
+//! small images does all three a few images at a time (see the private `Chunks`), each
+//! chunk's rows built and multiplied on one thread while they sit in its cache. Depthwise
 //! convolutions (one filter bank per input channel) use the same rows with small per
 //! channel products written as loops.
 //!
@@ -208,6 +210,58 @@ fn per_image<T: Send>(out: &mut [T], per: usize, work: usize, f: impl Fn(usize, 
             f(g * group + j, img);
         }
     });
+}
+
+/// [`per_image`] with scratch: `f(image, piece, scratch)`, where `scratch` is a lane's
+/// `scratch_len` elements (first set to `init`; a lane takes images `l`, `l + lanes`,
+/// ...). The scratch is allocated here, so a refusal is an error, not an abort.
+#[allow(clippy::too_many_arguments)]
+fn per_image_scratch<T: Copy + Send + Sync, S: Clone + Send>(
+    op: &'static str,
+    out: &mut [T],
+    per: usize,
+    work: usize,
+    scratch_len: usize,
+    init: S,
+    f: impl Fn(usize, &mut [T], &mut [S]) + Sync,
+) -> Result<()> {
+    if per == 0 {
+        return Ok(());
+    }
+    let n = out.len() / per;
+    let threads = crate::pool::threads();
+    let lanes = if work < PAR_WORK || n < 2 || threads < 2 {
+        1
+    } else {
+        n.min(4 * threads)
+    };
+    let scratch_len = scratch_len.max(1);
+    let total = crate::size::num_elements(op, &[lanes, scratch_len])?;
+    let mut scratch = crate::size::try_vec_filled(op, total, init)?;
+    // Images as rows.
+    let base = RawMut {
+        ptr: out.as_mut_ptr(),
+        rs: per as isize,
+        cs: 1,
+    };
+    crate::pool::pieces(&mut scratch, scratch_len, |lane, s| {
+        for i in (lane..n).step_by(lanes) {
+            // SAFETY: image `i`'s piece of `out` belongs to this lane alone, while `out`
+            // is borrowed by this call.
+            let piece = unsafe { std::slice::from_raw_parts_mut(base.from_row(i).ptr, per) };
+            f(i, piece, s);
+        }
+    });
+    Ok(())
+}
+
+/// `s` as initialized elements.
+///
+/// # Safety
+/// Every element of `s` must be initialized.
+unsafe fn assume_init_mut<T>(s: &mut [MaybeUninit<T>]) -> &mut [T] {
+    // SAFETY: `MaybeUninit<T>` has `T`'s layout; the caller's contract.
+    unsafe { &mut *(s as *mut [MaybeUninit<T>] as *mut [T]) }
 }
 
 /// A standard-layout copy of `a` only when it is not one already.
@@ -529,7 +583,7 @@ fn backprop_input_chunked<T: Gemm + Float>(
                 d.write(T::zero());
             }
             // SAFETY: zeroed just above.
-            let out = unsafe { &mut *(out as *mut [MaybeUninit<T>] as *mut [T]) };
+            let out = unsafe { assume_init_mut(out) };
             col2im_image(g, &cols[j * ch.per..][..ch.per], out);
         }
     });
@@ -929,55 +983,129 @@ pub fn max_pool<T: Float + Send + Sync>(
 
 /// For each output element, the flat index (within its image) of the input element
 /// TF's `MaxPoolGrad` routes its gradient to: the first maximum in scan order,
-/// [`NO_ARG`] where no element exceeds the lowest finite value (TF's starting point).
+/// [`PoolIndex::NONE`] where no element exceeds the lowest finite value (TF's
+/// starting point).
 fn argmax<T: Float + Send + Sync>(
     op: &'static str,
     g: &PoolGeom,
     x: &[T],
     n: usize,
 ) -> Result<Vec<usize>> {
-    let c = g.dims[4];
     let (ii, oi) = (g.in_img(), g.out_img());
-    let mut arg = crate::size::try_vec_filled(op, n * oi, NO_ARG)?;
+    let mut arg = crate::size::try_vec_filled(op, n * oi, usize::NONE)?;
     per_image(
         &mut arg,
         oi,
         (n * oi).saturating_mul(g.window_elems()),
-        |i, a| {
-            let x = &x[i * ii..][..ii];
-            let lowest = T::min_value();
-            let mut best = vec![lowest; c];
-            g.windows(|p, win| {
-                // The maximum first (selects, which vectorize; see `max_pool`), then its
-                // first occurrence in scan order (the element that first exceeded
-                // everything before it), found by walking the window backwards with
-                // selects: the last match written is the first in scan order. Branches
-                // here would mispredict on random data.
-                best.iter_mut().for_each(|b| *b = lowest);
-                win.each(|q| {
-                    for (b, &v) in best.iter_mut().zip(&x[q * c..][..c]) {
-                        *b = if v > *b { v } else { *b };
-                    }
-                });
-                let arow = &mut a[p * c..][..c];
-                win.each_rev(|q| {
-                    let xs = &x[q * c..][..c];
-                    for (ch, ((ai, &v), &b)) in arow.iter_mut().zip(xs).zip(&best).enumerate() {
-                        *ai = if v == b { q * c + ch } else { *ai };
-                    }
-                });
-                // No element above the lowest finite value: no gradient (TF's start).
-                for (ai, &b) in arow.iter_mut().zip(&best) {
-                    *ai = if b > lowest { *ai } else { NO_ARG };
-                }
-            });
-        },
+        |i, a| argmax_image(g, &x[i * ii..][..ii], a),
     );
     Ok(arg)
 }
 
-/// No element of the window takes the gradient.
-const NO_ARG: usize = usize::MAX;
+/// [`argmax`] of one image `x` into `a` (its output elements, each written).
+fn argmax_image<T: Float, I: PoolIndex>(g: &PoolGeom, x: &[T], a: &mut [I]) {
+    let c = g.dims[4];
+    let lowest = T::min_value();
+    let mut best = vec![lowest; c];
+    g.windows(|p, win| {
+        // The maximum first (selects, which vectorize; see `max_pool`), then its first
+        // occurrence in scan order (the element that first exceeded everything before
+        // it), found by walking the window backwards with selects: the last match
+        // written is the first in scan order. Branches here would mispredict on
+        // random data.
+        best.iter_mut().for_each(|b| *b = lowest);
+        win.each(|q| {
+            for (b, &v) in best.iter_mut().zip(&x[q * c..][..c]) {
+                *b = if v > *b { v } else { *b };
+            }
+        });
+        let arow = &mut a[p * c..][..c];
+        win.each_rev(|q| {
+            let xs = &x[q * c..][..c];
+            for (ch, ((ai, &v), &b)) in arow.iter_mut().zip(xs).zip(&best).enumerate() {
+                *ai = if v == b { I::of(q * c + ch) } else { *ai };
+            }
+        });
+        // No element above the lowest finite value: no gradient (TF's start).
+        for (ai, &b) in arow.iter_mut().zip(&best) {
+            *ai = if b > lowest { *ai } else { I::NONE };
+        }
+    });
+}
+
+/// An element's index within its image, as the max-pool gradient keeps it: `u32` for
+/// images of fewer than `u32::MAX` elements (the selects that find it then run in
+/// lanes as wide as the `f32` values they compare, and it takes half the memory),
+/// `usize` beyond.
+trait PoolIndex: Copy + PartialEq + Send + Sync {
+    /// No element of the window takes the gradient.
+    const NONE: Self;
+    fn of(i: usize) -> Self;
+    fn get(self) -> usize;
+}
+
+impl PoolIndex for u32 {
+    const NONE: Self = u32::MAX;
+    #[inline(always)]
+    fn of(i: usize) -> Self {
+        i as u32
+    }
+    #[inline(always)]
+    fn get(self) -> usize {
+        self as usize
+    }
+}
+
+impl PoolIndex for usize {
+    const NONE: Self = usize::MAX;
+    #[inline(always)]
+    fn of(i: usize) -> Self {
+        i
+    }
+    #[inline(always)]
+    fn get(self) -> usize {
+        self
+    }
+}
+
+/// The first-maximum gradient of max pooling: per image, its [`argmax`] into a
+/// lane's scratch, then the image's gradient zeroed and `dy` added at those indices,
+/// all while the image is in the cache.
+fn max_pool_grad_first<T: Float + Send + Sync, I: PoolIndex>(
+    op: &'static str,
+    g: &PoolGeom,
+    xs: &[T],
+    dys: &[T],
+    len: usize,
+) -> Result<Vec<T>> {
+    let (ii, oi) = (g.in_img(), g.out_img());
+    let work = dys.len().saturating_mul(g.window_elems());
+    let mut out = crate::size::try_vec::<T>(op, len)?;
+    per_image_scratch(
+        op,
+        &mut out.spare_capacity_mut()[..len],
+        ii,
+        work,
+        oi,
+        I::NONE,
+        |i, o, arg| {
+            argmax_image(g, &xs[i * ii..][..ii], arg);
+            for d in o.iter_mut() {
+                d.write(T::zero());
+            }
+            // SAFETY: zeroed just above.
+            let o = unsafe { assume_init_mut(o) };
+            for (&q, &d) in arg.iter().zip(&dys[i * oi..][..oi]) {
+                if q != I::NONE {
+                    o[q.get()] = o[q.get()] + d;
+                }
+            }
+        },
+    )?;
+    // SAFETY: every image's piece was zeroed, then added to.
+    unsafe { out.set_len(len) };
+    Ok(out)
+}
 
 /// The gradient of [`max_pool`]: each `dy` element added at its window's first maximum
 /// of `x`, or (`all_ties`, TF's `MaxPool3DGrad`) at every element equal to the maximum.
@@ -1023,16 +1151,11 @@ pub fn max_pool_grad<T: Float + Send + Sync>(
         });
         return shaped(op, &g.shape, out);
     }
-    let arg = argmax(op, g, &xs, n)?;
-    let (ii, oi) = (g.in_img(), g.out_img());
-    let mut out = crate::size::try_vec_filled(op, len, T::zero())?;
-    per_image(&mut out, ii, n * oi, |i, o| {
-        for (j, &q) in arg[i * oi..(i + 1) * oi].iter().enumerate() {
-            if q != NO_ARG {
-                o[q] = o[q] + dys[i * oi + j];
-            }
-        }
-    });
+    let out = if g.in_img() < u32::MAX as usize {
+        max_pool_grad_first::<T, u32>(op, g, &xs, &dys, len)?
+    } else {
+        max_pool_grad_first::<T, usize>(op, g, &xs, &dys, len)?
+    };
     shaped(op, &g.shape, out)
 }
 
@@ -1056,7 +1179,7 @@ pub fn max_pool_grad_grad<T: Float + Send + Sync>(
     let mut out = crate::size::try_vec_filled(op, len, T::zero())?;
     per_image(&mut out, oi, len, |i, o| {
         for (d, &q) in o.iter_mut().zip(&arg[i * oi..(i + 1) * oi]) {
-            if q != NO_ARG {
+            if q != usize::NONE {
                 *d = dds[i * ii + q];
             }
         }
