@@ -1262,7 +1262,13 @@ mod tests {
     /// overlapping and padded windows, ties and a channel of only the lowest value.
     #[test]
     fn max_pool_grad_routes_to_each_windows_first_maximum() {
-        let (n, h, w, c) = (2, 5, 6, 3);
+        // The second is large enough to run on the pool's lanes.
+        for (n, h, w, c) in [(2, 5, 6, 3), (6, 20, 21, 16)] {
+            max_pool_grad_case(n, h, w, c);
+        }
+    }
+
+    fn max_pool_grad_case(n: usize, h: usize, w: usize, c: usize) {
         // Ties everywhere (few distinct values), and one channel of an image all at
         // the lowest finite value: no gradient there.
         let x = ndarray::ArrayD::from_shape_fn(IxDyn(&[n, h, w, c]), |ix| {
@@ -1311,7 +1317,11 @@ mod tests {
         // The all-lowest channel got nothing; some other element got several windows'.
         assert!((0..h * w).all(|p| want[ii + p * c + 2] == 0.0));
         assert!(want.iter().any(|&v| v > 2000.0));
+        // Both index widths route alike.
+        let wide = max_pool_grad_first::<f64, usize>("MaxPoolGrad", &g, xs, dys, n * ii).unwrap();
+        assert_eq!(wide, want);
     }
+
     /// A 2-D geometry (`od`, `oh`, `ow` from VALID-style arithmetic over the padding).
     #[allow(clippy::too_many_arguments)]
     fn geom2(
