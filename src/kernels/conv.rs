@@ -244,15 +244,30 @@ fn per_image_scratch<T: Copy + Send + Sync, S: Clone + Send>(
         rs: per as isize,
         cs: 1,
     };
-    crate::pool::pieces(&mut scratch, scratch_len, |lane, s| {
-        for i in (lane..n).step_by(lanes) {
-            // SAFETY: image `i`'s piece of `out` belongs to this lane alone, while `out`
-            // is borrowed by this call.
-            let piece = unsafe { std::slice::from_raw_parts_mut(base.from_row(i).ptr, per) };
-            f(i, piece, s);
-        }
+    striped(&mut scratch, scratch_len, n, |i, s| {
+        // SAFETY: image `i`'s piece of `out` belongs to this lane alone, while `out` is
+        // borrowed by this call.
+        let piece = unsafe { std::slice::from_raw_parts_mut(base.from_row(i).ptr, per) };
+        f(i, piece, s);
     });
     Ok(())
+}
+
+/// `f(i, scratch of i's lane)` for every `i` in `0..count`: `scratch` holds `per_lane`
+/// elements for each lane, lane `l` takes `l`, `l + lanes`, ..., and the lanes are spread
+/// over the pool.
+fn striped<S: Send>(
+    scratch: &mut [S],
+    per_lane: usize,
+    count: usize,
+    f: impl Fn(usize, &mut [S]) + Sync,
+) {
+    let lanes = scratch.len() / per_lane.max(1);
+    crate::pool::pieces(scratch, per_lane, |lane, s| {
+        for i in (lane..count).step_by(lanes.max(1)) {
+            f(i, s);
+        }
+    });
 }
 
 /// `s` as initialized elements.
@@ -440,14 +455,10 @@ impl Chunks {
         i * self.imgs..((i + 1) * self.imgs).min(n)
     }
 
-    /// `f(chunk, lane's scratch)` for every chunk; `scratch` holds `per_lane` elements
-    /// for each lane.
+    /// `f(chunk, its lane's scratch)` for every chunk ([`striped`]); `scratch` holds
+    /// `per_lane` elements for each lane.
     fn run<S: Send>(&self, scratch: &mut [S], per_lane: usize, f: impl Fn(usize, &mut [S]) + Sync) {
-        crate::pool::pieces(scratch, per_lane, |lane, s| {
-            for ci in (lane..self.count).step_by(self.lanes) {
-                f(ci, s);
-            }
-        });
+        striped(scratch, per_lane, self.count, f);
     }
 
     /// Scratch of `per_lane` uninitialized elements for each lane.
