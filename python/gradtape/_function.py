@@ -200,7 +200,8 @@ class ConcreteFunction:
         """Calls the trace with tensors for the signature's tensor arguments (in order,
         flat), or with the same arguments as the function."""
         flat_args = _nest.flatten((args, kwargs))
-        if len(flat_args) == len(self._specs) and all(isinstance(a, (_Tensor, _np.ndarray)) for a in flat_args):
+        flat_call = len(flat_args) == len(self._specs) and all(isinstance(a, (_Tensor, _np.ndarray)) for a in flat_args)
+        if flat_call:
             tensors = [_native.convert_to_tensor(a) for a in flat_args]
         else:
             tensors = self._function._tensors_for(self, args, kwargs)
@@ -210,6 +211,14 @@ class ConcreteFunction:
                     f"Binding inputs to gt.function `{self.name}` failed: {t.dtype.name} "
                     f"tensor of shape {tuple(t.shape)} is incompatible with input_signature {spec}"
                 )
+        if self.graph.shape_dependent and self._example_shapes is not None:
+            if flat_call:
+                # The function's own arguments, with these tensors in the trace's places.
+                flat = list(_nest.flatten(self._structure))
+                for i, t in zip(self._positions, tensors):
+                    flat[i] = t
+                args, kwargs = _nest.pack_sequence_as(self._structure, flat)
+            return self._function._exact(self, tensors, args, kwargs)._run(tensors)
         return self._run(tensors)
 
     def __repr__(self):
@@ -431,20 +440,27 @@ class Function:
                 concrete = self._trace(args, kwargs, specs)
                 self._cache[key] = concrete
             if concrete.graph.shape_dependent:
-                # The traced code read a static shape (x.shape, len(x)): the graph may
-                # hold the example's sizes as constants. Other sizes get a trace of
-                # their own (not counted: the signature's trace is the one TF counts),
-                # so a size never silently comes from another call.
-                shapes = tuple(tuple(t.shape) for t in self._tensors_for(concrete, args, kwargs, checked=True))
-                if shapes != concrete._example_shapes:
-                    skey = ("exact", key, shapes)
-                    exact = self._cache.get(skey)
-                    if exact is None:
-                        exact_specs = [TensorSpec(s, sp.dtype) for s, sp in zip(shapes, concrete._specs)]
-                        exact = self._trace(args, kwargs, exact_specs, count=False)
-                        self._cache[skey] = exact
-                    concrete = exact
+                tensors = self._tensors_for(concrete, args, kwargs, checked=True)
+                concrete = self._exact(concrete, tensors, args, kwargs)
         return concrete, args, kwargs
+
+    def _exact(self, concrete, tensors, args, kwargs):
+        """``concrete``, or when ``tensors`` have other sizes than its example, the trace
+        of these exact sizes. The traced code read a static shape (``x.shape``,
+        ``len(x)``), so the graph may hold the example's sizes as constants: other sizes
+        get a trace of their own (not counted: the signature's trace is the one TF
+        counts), so a size never silently comes from another call."""
+        shapes = tuple(tuple(t.shape) for t in tensors)
+        if shapes == concrete._example_shapes:
+            return concrete
+        with self._lock:
+            skey = ("exact", concrete, shapes)
+            exact = self._cache.get(skey)
+            if exact is None:
+                exact_specs = [TensorSpec(s, sp.dtype) for s, sp in zip(shapes, concrete._specs)]
+                exact = self._trace(args, kwargs, exact_specs, count=False)
+                self._cache[skey] = exact
+        return exact
 
     def get_concrete_function(self, *args, **kwargs):
         """The trace for these arguments (tensors, ``TensorSpec``s or Python values),

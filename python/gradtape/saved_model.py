@@ -25,6 +25,8 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
+
 from . import _gradtape as _native
 from . import _nest, _safetensors
 from ._function import ConcreteFunction, Function, TensorSpec
@@ -97,14 +99,15 @@ def _record_custom_for_saving(inputs: list[Any], flat_y: list[Any], variables: l
     return _native._record_saved_custom(inputs, ys, captured, variables, graph)
 
 
-def _retrace(concrete: ConcreteFunction, options: SaveOptions) -> Any:
+def _retrace(concrete: ConcreteFunction, options: SaveOptions, examples: list[Any] | None = None) -> Any:
     """``concrete``'s function traced again, unoptimized (the graph a file holds), with
-    custom gradients traced too."""
+    custom gradients traced too; on ``examples`` when given, else on its own."""
     fn = concrete._function
     args, kwargs = concrete._structure
     flat = _nest.flatten((args, kwargs))
     positions = concrete._positions
-    examples = [flat[i] if isinstance(flat[i], Tensor) else _native.convert_to_tensor(flat[i]) for i in positions]
+    if examples is None:
+        examples = [flat[i] if isinstance(flat[i], Tensor) else _native.convert_to_tensor(flat[i]) for i in positions]
     func = fn._callable()
 
     def traced(placeholders: list[Any]) -> list[Any]:
@@ -122,6 +125,45 @@ def _retrace(concrete: ConcreteFunction, options: SaveOptions) -> Any:
     finally:
         _state.options = None
     return graph
+
+
+def _check_static_sizes(concrete: ConcreteFunction, graph: Any, options: SaveOptions, variables: Any) -> None:
+    """Refuses a graph that holds the size its example had in a ``None`` dimension.
+
+    Code that reads a static shape (``x.shape``, ``len(x)``) inside a trace gets the
+    example's sizes, and what it computes from them may become constants of the graph.
+    A live ``gt.function`` traces again for each new size; a file cannot, so a size read
+    there would silently stand for every size. Such a trace is done once more with one
+    more element along each ``None`` dimension: a graph that then differs read one.
+    """
+    specs = concrete._specs
+    if not graph.shape_dependent or not any(s._dims() is None or None in s._dims() for s in specs):
+        return
+    flat = _nest.flatten(concrete._structure)
+    examples = []
+    for i, spec in zip(concrete._positions, specs):
+        x = _native.convert_to_tensor(flat[i])
+        dims = spec._dims()
+        shape = [n + 1 if dims is None or dims[k] is None else n for k, n in enumerate(x.shape)]
+        examples.append(_native.convert_to_tensor(np.resize(x.numpy(), shape).astype(x.numpy().dtype)))
+    other = _retrace(concrete, options, examples)
+    (text_a,), consts_a = _native._encode_graphs([graph], variables)
+    (text_b,), consts_b = _native._encode_graphs([other], variables)
+    same = text_a == text_b and len(consts_a) == len(consts_b)
+    same = same and all(_same_values(a.numpy(), b.numpy()) for a, b in zip(consts_a, consts_b))
+    if not same:
+        raise ValueError(
+            f"gt.saved_model.save: `{concrete.name}` reads the static size of a None dimension "
+            f"of its input signature {specs} (x.shape, len(x)): the saved graph would hold the "
+            "traced example's size for every size. Use gt.shape(x) for sizes known only when "
+            "the function runs, or give the dimension a size in the signature."
+        )
+
+
+def _same_values(a: Any, b: Any) -> bool:
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    return bool(np.array_equal(a, b, equal_nan=a.dtype.kind in "fc"))
 
 
 # ------------------------------------------------------------------ the object tree
@@ -320,6 +362,8 @@ def save(
     native = [c for c in saver.concretes if isinstance(c, ConcreteFunction)]
     try:
         graphs = [_retrace(c, options) for c in native]
+        for c, g in zip(native, graphs):
+            _check_static_sizes(c, g, options, saver.variables)
         texts, constants = _native._encode_graphs(graphs, saver.variables)
     finally:
         _native._forget_saved_gradients()

@@ -783,6 +783,27 @@ def test_a_static_shape_read_in_a_trace_never_leaks_into_other_sizes():
     assert per_row(gt.zeros([4, 2])).shape == [4, 2]
 
 
+def test_a_concrete_function_that_read_a_static_shape_traces_other_sizes():
+    @gt.function(input_signature=[gt.TensorSpec([None], gt.float32)])
+    def mean(x):
+        return gt.reduce_sum(x) / float(x.shape[0])
+
+    cf = mean.get_concrete_function()
+    assert float(cf(gt.constant([1.0, 2.0, 3.0, 6.0]))) == 3.0
+    assert float(cf(gt.constant([5.0]))) == 5.0
+    assert mean.experimental_get_tracing_count() == 1
+
+    @gt.function
+    def head(x, k):
+        return x[: x.shape[0] // k]
+
+    c2 = head.get_concrete_function(gt.TensorSpec([None], gt.float32), 2)
+    assert c2(gt.constant([1.0, 2.0, 3.0, 4.0])).numpy().tolist() == [1.0, 2.0]
+    # Called flat (the tensors only) and with the function's own arguments.
+    assert c2(gt.constant([1.0, 2.0, 3.0, 4.0, 5.0, 6.0])).numpy().tolist() == [1.0, 2.0, 3.0]
+    assert c2(gt.constant([1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]), 2).numpy().tolist() == [1.0, 2.0, 3.0, 4.0]
+
+
 def test_a_variable_predicate_is_read_on_every_call():
     flag = gt.Variable(True)
     f = gt.function(lambda x: gt.cond(flag, lambda: x, lambda: -x))

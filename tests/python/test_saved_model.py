@@ -124,6 +124,31 @@ print(json.dumps({
 """
 
 
+def test_a_static_size_of_a_none_dimension_is_refused_and_a_known_one_saved(tmp_path):
+    class Mean(gt.Module):
+        @gt.function(input_signature=[gt.TensorSpec([None], gt.float32)])
+        def __call__(self, x):
+            return gt.reduce_sum(x) / float(x.shape[0])
+
+    # The file would hold the traced example's size for every size: refused.
+    with pytest.raises(ValueError, match=r"static size of a None dimension.*gt\.shape"):
+        gt.saved_model.save(Mean(), str(tmp_path / "mean"))
+
+    class Scaled(gt.Module):
+        def __init__(self):
+            self.w = gt.Variable([[1.0], [2.0], [3.0]])
+
+        @gt.function(input_signature=[gt.TensorSpec([None, 3], gt.float32)])
+        def __call__(self, x):
+            # The last size is in the signature; the first is read dynamically.
+            return gt.matmul(x, self.w) * float(x.shape[-1]) / gt.cast(gt.shape(x)[0], gt.float32)
+
+    gt.saved_model.save(Scaled(), str(tmp_path / "scaled"))
+    loaded = gt.saved_model.load(str(tmp_path / "scaled"))
+    np.testing.assert_array_equal(loaded(gt.ones([4, 3])).numpy(), np.full((4, 1), 4.5, np.float32))
+    np.testing.assert_array_equal(loaded(gt.ones([2, 3])).numpy(), np.full((2, 1), 9.0, np.float32))
+
+
 def test_nested_modules_round_trip_values_gradients_and_variables(tmp_path):
     m = MLP()
     x = gt.constant(_x())
