@@ -18,36 +18,12 @@ use num_complex::Complex;
 /// products is spread over the pool, one entry per task.
 pub const PAR_WORK: usize = 64 * 64 * 64;
 
-/// Work (`m * n * k`) from which one product is split over the cores. Each split
+/// Work (`m * n * k`) from which one product is split over both cores. Each split
 /// wakes the pool's sleeping threads (an eager engine's ops come one at a time), which
-/// a small product does not win back. Where that lies depends on how fast one core
-/// multiplies:
-/// - with AVX-512 (measured from Python on a 2-core machine): below ~16M
-///   multiply-adds; 784×256×64 `aᵀ@b` 166 µs on one core and 276 µs split (the MLP's
-///   first weight gradient); 256³ 204 µs and 116 µs; 8192×64×64 591 µs and 268 µs;
-///   and a product with few output rows only when it is wide (64×256×784: 179 µs
-///   alone, 203 µs split; 64×1024×1024: 1224 µs alone, 737 split);
-/// - with AVX2 only, each core takes about twice as long and splits pay from ~4M
-///   (a 2-core EPYC: 64×784 @ 784×256 405 µs alone, 210 µs split; faer alone against
-///   split, with the pool asleep between calls: 64×256 @ 256×256 141 against 97 µs,
-///   784×64 `aᵀ@b` 393 against 257 µs).
-fn product_par_work(m: usize, n: usize) -> usize {
-    if !wide_simd() {
-        1 << 22
-    } else if m >= 128 || n >= 512 {
-        1 << 24
-    } else {
-        usize::MAX
-    }
-}
-
-/// Whether this CPU multiplies with 512-bit vectors (see [`product_par_work`]).
-fn wide_simd() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    return std::arch::is_x86_feature_detected!("avx512f");
-    #[cfg(not(target_arch = "x86_64"))]
-    false
-}
+/// a product below ~16M multiply-adds does not win back: measured from Python,
+/// 784×256×64 `aᵀ@b` 166 µs on one core and 276 µs split (the MLP's first weight
+/// gradient); 256³ 204 µs and 116 µs; 8192×64×64 591 µs and 268 µs.
+const PRODUCT_PAR_WORK: usize = 1 << 24;
 
 /// Element types with a matrix-product kernel.
 pub trait Gemm: LinalgScalar + Send + Sync {
@@ -281,7 +257,7 @@ where
             )
         }
     };
-    match ParallelSlot::claim(work, product_par_work(m, n)) {
+    match ParallelSlot::claim(work, PRODUCT_PAR_WORK) {
         Some(_slot) => crate::pool::install(|threads| run(threads.gemm())),
         None => run(gemm::Parallelism::None),
     }
@@ -325,7 +301,13 @@ where
             faer::MatRef::from_raw_parts(b.ptr, k, n, b.rs, b.cs),
         )
     };
-    let par_work = product_par_work(m, n);
+    // Splitting a product with few output rows over the cores pays only when it is wide
+    // (64×256×784: 179 µs alone, 203 µs split; 64×1024×1024: 1224 µs alone, 737 split).
+    let par_work = if m >= 128 || n >= 512 {
+        PRODUCT_PAR_WORK
+    } else {
+        usize::MAX
+    };
     let run = |par| {
         faer::linalg::matmul::matmul(
             dst,
