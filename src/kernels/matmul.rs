@@ -22,7 +22,12 @@ pub const PAR_WORK: usize = 64 * 64 * 64;
 /// wakes the pool's sleeping threads (an eager engine's ops come one at a time), which
 /// a product below ~16M multiply-adds does not win back: measured from Python,
 /// 784×256×64 `aᵀ@b` 166 µs on one core and 276 µs split (the MLP's first weight
-/// gradient); 256³ 204 µs and 116 µs; 8192×64×64 591 µs and 268 µs.
+/// gradient); 256³ 204 µs and 116 µs; 8192×64×64 591 µs and 268 µs (AVX-512).
+/// On an AVX2-only core, which multiplies half as fast, splitting from 4M paid in a quiet
+/// process (64×784 @ 784×256: 405 µs alone, 210 split; the 64×784 MLP step 1.5–1.8 →
+/// 1.2–1.4 ms) but lost as soon as another process kept the second core busy: a split
+/// product waits for its other half (the MLP step beside PyTorch's spinning OpenMP
+/// threads, compare.py: 1.9–2.1 → 2.4–2.8 ms). So the threshold stays.
 const PRODUCT_PAR_WORK: usize = 1 << 24;
 
 /// Element types with a matrix-product kernel.
