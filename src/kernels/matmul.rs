@@ -171,17 +171,9 @@ macro_rules! float_gemm {
                 if m == 0 || n == 0 {
                     return;
                 }
-                // SAFETY: the caller's contract.
-                let (dst, lhs, rhs) = unsafe {
-                    (
-                        faer::MatMut::from_raw_parts_mut(out.ptr, m, n, out.rs, out.cs),
-                        faer::MatRef::from_raw_parts(a.ptr, m, k, a.rs, a.cs),
-                        faer::MatRef::from_raw_parts(b.ptr, k, n, b.rs, b.cs),
-                    )
-                };
                 let accum = if accumulate { faer::Accum::Add } else { faer::Accum::Replace };
-                let one = <$t as num_traits::One>::one();
-                faer::linalg::matmul::matmul(dst, accum, lhs, rhs, one, faer::Par::Seq);
+                // SAFETY: the caller's contract.
+                unsafe { faer_product(a, b, out, m, n, k, accum, faer::Par::Seq) }
             }
         }
     )*};
@@ -298,6 +290,43 @@ where
         }
         None => a,
     };
+    // Splitting a product with few output rows over the cores pays only when it is wide
+    // (64×256×784: 179 µs alone, 203 µs split; 64×1024×1024: 1224 µs alone, 737 split).
+    let par_work = if m >= 128 || n >= 512 {
+        PRODUCT_PAR_WORK
+    } else {
+        usize::MAX
+    };
+    let run = move |par| {
+        // The whole blocks move in (they are `Send`), not their raw pointer fields.
+        let (a, b, out) = (a, b, out);
+        // SAFETY: the caller's contract.
+        unsafe { faer_product(a, b, out, m, n, k, faer::Accum::Replace, par) }
+    };
+    match ParallelSlot::claim(work, par_work) {
+        Some(_slot) => crate::pool::install(|threads| run(threads.faer())),
+        None => run(faer::Par::Seq),
+    }
+}
+
+/// `out = a @ b`, or `out += a @ b` with [`faer::Accum::Add`], by faer's kernels at
+/// parallelism `par`.
+///
+/// # Safety
+/// As [`Gemm::gemm`].
+#[allow(clippy::too_many_arguments)]
+unsafe fn faer_product<T>(
+    a: Raw<T>,
+    b: Raw<T>,
+    out: RawMut<T>,
+    m: usize,
+    n: usize,
+    k: usize,
+    accum: faer::Accum,
+    par: faer::Par,
+) where
+    T: faer::traits::ComplexField + num_traits::One,
+{
     // SAFETY: the caller's contract.
     let (dst, lhs, rhs) = unsafe {
         (
@@ -306,27 +335,7 @@ where
             faer::MatRef::from_raw_parts(b.ptr, k, n, b.rs, b.cs),
         )
     };
-    // Splitting a product with few output rows over the cores pays only when it is wide
-    // (64×256×784: 179 µs alone, 203 µs split; 64×1024×1024: 1224 µs alone, 737 split).
-    let par_work = if m >= 128 || n >= 512 {
-        PRODUCT_PAR_WORK
-    } else {
-        usize::MAX
-    };
-    let run = |par| {
-        faer::linalg::matmul::matmul(
-            dst,
-            faer::Accum::Replace,
-            lhs,
-            rhs,
-            <T as num_traits::One>::one(),
-            par,
-        )
-    };
-    match ParallelSlot::claim(work, par_work) {
-        Some(_slot) => crate::pool::install(|threads| run(threads.faer())),
-        None => run(faer::Par::Seq),
-    }
+    faer::linalg::matmul::matmul(dst, accum, lhs, rhs, T::one(), par)
 }
 
 /// Work (`m * n * k`) from which a column-major left operand is copied row-major.
@@ -386,10 +395,12 @@ macro_rules! int_gemm {
                 // along their stride, whatever the layout.
                 let at = |i: usize, j: usize| out.ptr.wrapping_offset(i as isize * out.rs + j as isize * out.cs);
                 for i in 0..m {
-                    for j in (0..n).filter(|_| !accumulate) {
-                        // SAFETY: (i, j) lies inside the m x n output block (the
-                        // caller's contract), which may be uninitialized: written first.
-                        unsafe { at(i, j).write(0) };
+                    if !accumulate {
+                        for j in 0..n {
+                            // SAFETY: (i, j) lies inside the m x n output block (the
+                            // caller's contract), which may be uninitialized: written first.
+                            unsafe { at(i, j).write(0) };
+                        }
                     }
                     for p in 0..k {
                         // SAFETY: (i, p) lies inside the m x k block.
