@@ -10,7 +10,8 @@
 //!   (`install`, `for_each`, `map`) runs inside it, and Python's hook releases
 //!   the GIL there. `pieces` does not wait on the pool: the caller works through the
 //!   pieces itself and waits only for pieces a pool thread has already started, which
-//!   run kernel code and nothing else.
+//!   run kernel code and nothing else. In a [`long_call`] (a graph run) the pieces are
+//!   first offered to a pool thread the call keeps awake, under the same rule.
 //! - **Pool threads never run user callbacks.** Gradient rules that call back into
 //!   user code (custom gradients, registered gradients: [`crate::ops::Op::calls_user_code`])
 //!   run on the thread that asked for the gradient, so a pool thread can never block
@@ -160,8 +161,8 @@ fn shared_pieces<T: Send>(
     helpers: usize,
     f: impl Fn(usize, &mut [T]) + Sync,
 ) {
-    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-    use std::sync::{Arc, Mutex};
+    use std::sync::atomic::Ordering;
+    use std::sync::Arc;
     let n = out.len();
     let count = n.div_ceil(chunk);
     let base = out.as_mut_ptr() as usize;
@@ -174,77 +175,17 @@ fn shared_pieces<T: Send>(
         let piece = unsafe { std::slice::from_raw_parts_mut((base as *mut T).add(start), len) };
         f(i, piece);
     };
-
-    /// What the caller and its helpers share: the next piece to claim, the number of
-    /// helpers inside `help`, the first panic a helper met, and the work itself as an
-    /// erased pointer, dereferenced only for a claimed piece (the caller returns once
-    /// every piece is claimed and no helper is inside `help`, so no claimed piece
-    /// outlives the call).
-    struct Shared {
-        next: AtomicUsize,
-        busy: AtomicUsize,
-        count: usize,
-        panicked: AtomicBool,
-        panic: Mutex<Option<Box<dyn std::any::Any + Send>>>,
-        run: *const (dyn Fn(usize) + Sync),
-    }
-    // SAFETY: `run` points to a `Sync` closure, called only while the caller waits
-    // (see `Shared`); the other fields are thread-safe.
-    unsafe impl Send for Shared {}
-    // SAFETY: as above.
-    unsafe impl Sync for Shared {}
-    impl Shared {
-        /// Runs pieces until none is left.
-        fn claim(&self) {
-            loop {
-                let i = self.next.fetch_add(1, Ordering::SeqCst);
-                if i >= self.count {
-                    return;
-                }
-                // SAFETY: `i` is a claimed piece: the caller is still waiting.
-                unsafe { (*self.run)(i) };
-            }
-        }
-
-        /// A helper's part. It counts as busy from before its first claim, so one the
-        /// caller did not see busy can only claim after the last piece: nothing. A
-        /// panic is kept for the caller, and the pieces left are given up.
-        fn help(&self) {
-            self.busy.fetch_add(1, Ordering::SeqCst);
-            if let Err(p) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.claim()))
-            {
-                self.next.fetch_max(self.count, Ordering::SeqCst);
-                if let Ok(mut slot) = self.panic.lock() {
-                    slot.get_or_insert(p);
-                }
-                self.panicked.store(true, Ordering::SeqCst);
-            }
-            self.busy.fetch_sub(1, Ordering::SeqCst);
-        }
-
-        /// Stops further claims and waits for pieces a helper is in the middle of
-        /// (short: spin).
-        fn finish(&self) {
-            self.next.fetch_max(self.count, Ordering::SeqCst);
-            while self.busy.load(Ordering::SeqCst) > 0 {
-                std::hint::spin_loop();
-            }
-        }
-    }
     let run: &(dyn Fn(usize) + Sync) = &run;
     // SAFETY: erases the closure's lifetime; see `Shared`.
     let run: *const (dyn Fn(usize) + Sync + 'static) = unsafe { std::mem::transmute(run) };
-    let shared = Arc::new(Shared {
-        next: AtomicUsize::new(0),
-        busy: AtomicUsize::new(0),
-        count,
-        panicked: AtomicBool::new(false),
-        panic: Mutex::new(None),
-        run,
-    });
-    for _ in 0..helpers {
-        let s = Arc::clone(&shared);
-        pool.spawn(move || s.help());
+    let shared = Arc::new(Shared::new(count, run));
+    // A kept thread (see `hot`) takes the pieces at once; otherwise pool threads are
+    // woken for them.
+    if !hot::offer(&shared) {
+        for _ in 0..helpers {
+            let s = Arc::clone(&shared);
+            pool.spawn(move || s.help());
+        }
     }
     // Waits for the helpers' pieces also when a piece panics on this thread, before
     // the closure goes away.
@@ -262,6 +203,289 @@ fn shared_pieces<T: Send>(
         let payload = shared.panic.lock().ok().and_then(|mut p| p.take());
         std::panic::resume_unwind(payload.unwrap_or_else(|| Box::new("a pool thread panicked")));
     }
+}
+
+/// What the caller of [`pieces`] and its helpers share: the next piece to claim, the
+/// number of helpers inside `help`, the first panic a helper met, and the work itself as
+/// an erased pointer, dereferenced only for a claimed piece (the caller returns once
+/// every piece is claimed and no helper is inside `help`, so no claimed piece outlives
+/// the call).
+#[cfg(feature = "rayon")]
+struct Shared {
+    next: std::sync::atomic::AtomicUsize,
+    busy: std::sync::atomic::AtomicUsize,
+    count: usize,
+    panicked: std::sync::atomic::AtomicBool,
+    panic: std::sync::Mutex<Option<Box<dyn std::any::Any + Send>>>,
+    run: *const (dyn Fn(usize) + Sync),
+}
+
+// SAFETY: `run` points to a `Sync` closure, called only while the caller waits (see
+// `Shared`); the other fields are thread-safe.
+#[cfg(feature = "rayon")]
+unsafe impl Send for Shared {}
+// SAFETY: as above.
+#[cfg(feature = "rayon")]
+unsafe impl Sync for Shared {}
+
+#[cfg(feature = "rayon")]
+impl Shared {
+    fn new(count: usize, run: *const (dyn Fn(usize) + Sync)) -> Shared {
+        use std::sync::atomic::{AtomicBool, AtomicUsize};
+        Shared {
+            next: AtomicUsize::new(0),
+            busy: AtomicUsize::new(0),
+            count,
+            panicked: AtomicBool::new(false),
+            panic: std::sync::Mutex::new(None),
+            run,
+        }
+    }
+
+    /// Runs pieces until none is left.
+    fn claim(&self) {
+        use std::sync::atomic::Ordering;
+        loop {
+            let i = self.next.fetch_add(1, Ordering::SeqCst);
+            if i >= self.count {
+                return;
+            }
+            // SAFETY: `i` is a claimed piece: the caller is still waiting.
+            unsafe { (*self.run)(i) };
+        }
+    }
+
+    /// A helper's part. It counts as busy from before its first claim, so one the
+    /// caller did not see busy can only claim after the last piece: nothing. A panic is
+    /// kept for the caller, and the pieces left are given up.
+    fn help(&self) {
+        use std::sync::atomic::Ordering;
+        self.busy.fetch_add(1, Ordering::SeqCst);
+        if let Err(p) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.claim())) {
+            self.next.fetch_max(self.count, Ordering::SeqCst);
+            if let Ok(mut slot) = self.panic.lock() {
+                slot.get_or_insert(p);
+            }
+            self.panicked.store(true, Ordering::SeqCst);
+        }
+        self.busy.fetch_sub(1, Ordering::SeqCst);
+    }
+
+    /// Stops further claims and waits for pieces a helper is in the middle of (short:
+    /// spin).
+    fn finish(&self) {
+        use std::sync::atomic::Ordering;
+        self.next.fetch_max(self.count, Ordering::SeqCst);
+        while self.busy.load(Ordering::SeqCst) > 0 {
+            std::hint::spin_loop();
+        }
+    }
+}
+
+/// `f(i)` for every `i` in `0..count`, shared out as [`pieces`] shares pieces: for
+/// work split by hand (the blocks of one matrix product).
+pub(crate) fn tasks(count: usize, f: impl Fn(usize) + Sync) {
+    let mut units = vec![(); count];
+    pieces(&mut units, 1, |i, _| f(i));
+}
+
+/// A pool thread kept awake for one thread's long engine calls (graph runs).
+///
+/// Waking a sleeping pool thread takes 70–200 µs on a small VM (see [`pieces`]): an
+/// eager op, which returns to Python between calls, cannot make a product of a few
+/// hundred microseconds worth splitting. A graph run is one call from start to end, so
+/// it can keep one pool thread spinning for itself: the thread takes the pieces of every
+/// op the run shares out the moment they are offered, with no wake-up. It is started by
+/// the first op that asks for it ([`kept`]: a product big enough), so a run of small ops
+/// never wakes anything, and only one thread of the process keeps one at a time (two
+/// Python threads running graphs each keep their own core instead). It spins on for
+/// [`hot::IDLE`] after the last piece, so a training loop's next run finds it awake,
+/// then leaves by itself. When the kept thread is not running (another process has its
+/// core), the caller takes every piece itself: it waits only for pieces already started.
+#[cfg(feature = "rayon")]
+mod hot {
+    use std::cell::RefCell;
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    use std::sync::{Arc, Mutex};
+
+    use super::Shared;
+
+    /// A kept thread: the work offered to it, whether it has left (idle too long), and
+    /// the process it was started in (see [`forget_in_child`]).
+    struct Kept {
+        offered: Mutex<Option<Arc<Shared>>>,
+        gone: AtomicBool,
+        epoch: usize,
+    }
+
+    /// How long a kept thread spins with nothing to do before it leaves: long enough
+    /// to carry a training loop from one step's run to the next, short enough that a
+    /// single call costs the other core little.
+    pub(super) const IDLE: std::time::Duration = std::time::Duration::from_millis(1);
+
+    /// Whether a kept thread is running now (one per process).
+    static TAKEN: AtomicBool = AtomicBool::new(false);
+    /// Counts forks: a child's kept thread of the parent's epoch does not exist.
+    static EPOCH: AtomicUsize = AtomicUsize::new(0);
+
+    enum Scope {
+        /// Not in a long call.
+        Out,
+        /// In one; nothing has asked for a kept thread yet.
+        Ready,
+        /// In one, with a kept thread (`None`: none could be had).
+        Started(Option<Arc<Kept>>),
+    }
+
+    thread_local! {
+        static SCOPE: RefCell<Scope> = const { RefCell::new(Scope::Out) };
+        /// The thread this thread kept in its last long call, perhaps still spinning.
+        static LAST: RefCell<Option<Arc<Kept>>> = const { RefCell::new(None) };
+    }
+
+    impl Kept {
+        fn running(&self) -> bool {
+            !self.gone.load(Ordering::Acquire) && self.epoch == EPOCH.load(Ordering::Acquire)
+        }
+    }
+
+    /// Runs `f` as a long call: ops in it may keep a pool thread (or find the one the
+    /// last call kept still running).
+    pub(super) fn scope<R>(f: impl FnOnce() -> R) -> R {
+        struct End(bool);
+        impl Drop for End {
+            fn drop(&mut self) {
+                if !self.0 {
+                    return;
+                }
+                let was = SCOPE.with(|s| std::mem::replace(&mut *s.borrow_mut(), Scope::Out));
+                if let Scope::Started(Some(kept)) = was {
+                    LAST.with(|l| *l.borrow_mut() = Some(kept));
+                }
+            }
+        }
+        let outer = SCOPE.with(|s| {
+            let mut s = s.borrow_mut();
+            if !matches!(*s, Scope::Out) {
+                return false;
+            }
+            *s = match LAST.with(|l| l.borrow_mut().take()) {
+                Some(kept) if kept.running() => Scope::Started(Some(kept)),
+                _ => Scope::Ready,
+            };
+            true
+        });
+        let _end = End(outer);
+        f()
+    }
+
+    /// Whether a pool thread is kept for this thread's pieces, starting one when this
+    /// thread is in a long call whose kept thread is not running.
+    pub(super) fn want() -> bool {
+        SCOPE.with(|s| {
+            let mut s = s.borrow_mut();
+            match &*s {
+                Scope::Out => false,
+                Scope::Started(Some(kept)) if kept.running() => true,
+                _ => {
+                    let kept = start();
+                    let have = kept.is_some();
+                    *s = Scope::Started(kept);
+                    have
+                }
+            }
+        })
+    }
+
+    fn start() -> Option<Arc<Kept>> {
+        let pool = super::pool().filter(|p| p.current_num_threads() > 1)?;
+        if super::in_worker()
+            || TAKEN
+                .compare_exchange(false, true, Ordering::AcqRel, Ordering::Relaxed)
+                .is_err()
+        {
+            return None;
+        }
+        let kept = Arc::new(Kept {
+            offered: Mutex::new(None),
+            gone: AtomicBool::new(false),
+            epoch: EPOCH.load(Ordering::Acquire),
+        });
+        let k = Arc::clone(&kept);
+        pool.spawn(move || keep(&k));
+        Some(kept)
+    }
+
+    /// The kept thread's loop: offered pieces first, then any other pool work (a product
+    /// split by its library), else a short spin, yielding the core to other processes,
+    /// until nothing came for [`IDLE`].
+    fn keep(kept: &Kept) {
+        let mut spins = 0u32;
+        let mut since = std::time::Instant::now();
+        loop {
+            let offered = kept.offered.lock().ok().and_then(|mut o| o.take());
+            if let Some(shared) = offered {
+                shared.help();
+            } else if let Some(rayon::Yield::Executed) = rayon::yield_now() {
+            } else {
+                spins += 1;
+                if !spins.is_multiple_of(64) {
+                    std::hint::spin_loop();
+                    continue;
+                }
+                if since.elapsed() < IDLE {
+                    std::thread::yield_now();
+                    continue;
+                }
+                // Pieces offered from here on are the caller's (it takes every piece
+                // no helper has started).
+                kept.gone.store(true, Ordering::Release);
+                TAKEN.store(false, Ordering::Release);
+                return;
+            }
+            spins = 0;
+            since = std::time::Instant::now();
+        }
+    }
+
+    /// Offers `shared`'s pieces to this thread's kept pool thread; false when it has
+    /// none running (the caller wakes pool threads instead).
+    pub(super) fn offer(shared: &Arc<Shared>) -> bool {
+        SCOPE.with(|s| match &*s.borrow() {
+            Scope::Started(Some(kept)) if kept.running() => match kept.offered.lock() {
+                Ok(mut o) => {
+                    *o = Some(Arc::clone(shared));
+                    true
+                }
+                Err(_) => false,
+            },
+            _ => false,
+        })
+    }
+
+    /// In a forked child: no pool thread of the parent runs here.
+    pub(super) fn forget_in_child() {
+        EPOCH.fetch_add(1, Ordering::AcqRel);
+        TAKEN.store(false, Ordering::Release);
+    }
+}
+
+/// Runs `f`, one long engine call (a graph run), letting the ops in it keep a pool
+/// thread awake for their pieces until it returns (see the `hot` module).
+pub fn long_call<R>(f: impl FnOnce() -> R) -> R {
+    #[cfg(feature = "rayon")]
+    return hot::scope(f);
+    #[cfg(not(feature = "rayon"))]
+    f()
+}
+
+/// Whether work split into pieces now would find a pool thread ready for it: in a long
+/// call ([`long_call`]) on a pool of two or more threads, the first call starts one.
+pub(crate) fn kept() -> bool {
+    #[cfg(feature = "rayon")]
+    return hot::want();
+    #[cfg(not(feature = "rayon"))]
+    false
 }
 
 // ---------------------------------------------------------------------------
@@ -351,7 +575,10 @@ pub fn register_fork_handlers() {
             crate::alloc::fork_child();
             crate::kernels::matmul::fork_child();
             #[cfg(feature = "rayon")]
-            state::forget_in_child();
+            {
+                state::forget_in_child();
+                hot::forget_in_child();
+            }
         }
         ONCE.call_once(|| {
             // SAFETY: registers plain functions that only touch atomics.
@@ -395,6 +622,32 @@ mod tests {
             pieces(&mut out, 100, |_, p| p.fill(2));
             assert!(out.iter().all(|&x| x == 2));
         });
+    }
+
+    #[test]
+    fn a_long_call_keeps_a_thread_for_its_pieces() {
+        // Pieces in a long call (offered to the kept thread when this test gets one),
+        // in nested long calls, and from several threads' long calls at once (one keeps
+        // a thread at a time, the others wake the pool as outside one).
+        std::thread::scope(|s| {
+            for t in 0..3u64 {
+                s.spawn(move || {
+                    long_call(|| {
+                        for round in 0..200 {
+                            assert!(!kept() || threads() > 1);
+                            let mut out = vec![0u64; 20_000];
+                            pieces(&mut out, 700, |i, p| p.fill(i as u64 + t + round));
+                            assert!(out
+                                .iter()
+                                .enumerate()
+                                .all(|(j, &x)| x == (j / 700) as u64 + t + round));
+                            long_call(|| tasks(5, |i| assert!(i < 5)));
+                        }
+                    })
+                });
+            }
+        });
+        assert!(!kept(), "outside a long call nothing is kept");
     }
 
     #[test]

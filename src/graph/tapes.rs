@@ -25,7 +25,8 @@ thread_local! {
     static ACC_FRAMES: RefCell<Vec<Vec<Option<ForwardAccumulator>>>> = const { RefCell::new(Vec::new()) };
 }
 
-/// Runs `f` (a top-level graph run) with a frame of tape slots of its own.
+/// Runs `f` (a top-level graph run) with a frame of tape slots of its own, as one long
+/// call of the pool (ops in it may keep a pool thread awake for their pieces).
 pub(super) fn with_frame<R>(f: impl FnOnce() -> R) -> R {
     struct Pop;
     impl Drop for Pop {
@@ -45,7 +46,7 @@ pub(super) fn with_frame<R>(f: impl FnOnce() -> R) -> R {
     FRAMES.with(|s| s.borrow_mut().push(Vec::new()));
     ACC_FRAMES.with(|s| s.borrow_mut().push(Vec::new()));
     let _pop = Pop;
-    f()
+    crate::pool::long_call(f)
 }
 
 fn slot_tape(slot: usize) -> Result<GradientTape> {

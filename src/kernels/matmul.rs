@@ -79,9 +79,18 @@ impl<T> RawMut<T> {
     /// # Safety
     /// Row `i` must lie inside the allocation the block points into.
     pub unsafe fn from_row(self, i: usize) -> Self {
+        // SAFETY: the caller's contract.
+        unsafe { self.from(i, 0) }
+    }
+
+    /// This block from row `i`, column `j` on.
+    ///
+    /// # Safety
+    /// Element `(i, j)` must lie inside the allocation the block points into.
+    unsafe fn from(self, i: usize, j: usize) -> Self {
         RawMut {
             // SAFETY: the caller's contract.
-            ptr: unsafe { self.ptr.offset(i as isize * self.rs) },
+            ptr: unsafe { self.ptr.offset(i as isize * self.rs + j as isize * self.cs) },
             ..self
         }
     }
@@ -126,6 +135,17 @@ impl<T> Raw<T> {
     {
         // SAFETY: the caller's contract.
         unsafe { *self.ptr.offset(i as isize * self.rs + j as isize * self.cs) }
+    }
+    /// This block from row `i`, column `j` on.
+    ///
+    /// # Safety
+    /// Element `(i, j)` must lie inside the allocation the block points into.
+    unsafe fn from(self, i: usize, j: usize) -> Self {
+        Raw {
+            // SAFETY: the caller's contract.
+            ptr: unsafe { self.ptr.offset(i as isize * self.rs + j as isize * self.cs) },
+            ..self
+        }
     }
     /// This block with rows and columns swapped.
     pub fn t(self) -> Self {
@@ -290,6 +310,11 @@ where
         }
         None => a,
     };
+    if (KEPT_PRODUCT_WORK..PRODUCT_PAR_WORK).contains(&work) && crate::pool::kept() {
+        // SAFETY: the caller's contract (after the copy, `a` is the copy's block).
+        unsafe { kept_product(a, b, out, m, n, k) };
+        return;
+    }
     // Splitting a product with few output rows over the cores pays only when it is wide
     // (64×256×784: 179 µs alone, 203 µs split; 64×1024×1024: 1224 µs alone, 737 split).
     let par_work = if m >= 128 || n >= 512 {
@@ -307,6 +332,70 @@ where
         Some(_slot) => crate::pool::install(|threads| run(threads.faer())),
         None => run(faer::Par::Seq),
     }
+}
+
+/// Work (`m * n * k`) from which a product in a long call with a kept pool thread (a
+/// graph run, see `pool::long_call`) is shared with it. The kept thread is awake, so
+/// there is no wake-up to win back. Measured on the 2-core AVX2 machine, each product as
+/// a one-op traced function called in a loop: `x @ W1` (64×784 @ 784×256) 320 → 197 µs
+/// against the same eager op, its weight gradient `xᵀ @ dy` 350 → 245 µs; with another
+/// process spinning on the second core, 323 → 303 µs (the caller took the blocks).
+const KEPT_PRODUCT_WORK: usize = 1 << 21;
+
+/// Multiply-adds per block of a shared product: about 100 µs on one core, so a block
+/// the kept thread has started and then lost its core to another process holds the
+/// caller up briefly, and few enough blocks that packing each block's operands costs
+/// little (blocks of 1M took `x @ W1` above to 285 µs instead of 197).
+const KEPT_BLOCK_WORK: usize = 1 << 22;
+
+/// `out = a @ b` in blocks of output rows or columns (along the longer side), shared
+/// between the calling thread and the kept pool thread (`pool::tasks`).
+///
+/// # Safety
+/// As [`Gemm::gemm`], with `m, n, k > 0`.
+unsafe fn kept_product<T>(a: Raw<T>, b: Raw<T>, out: RawMut<T>, m: usize, n: usize, k: usize)
+where
+    T: faer::traits::ComplexField + num_traits::One + Copy + Send + Sync,
+{
+    // Sides cut at multiples of 16, a multiple of every kernel's register block.
+    let long = m.max(n);
+    let blocks = (m * n * k / KEPT_BLOCK_WORK)
+        .clamp(2, 8)
+        .min(long.div_ceil(16));
+    let step = long.div_ceil(blocks).next_multiple_of(16);
+    crate::pool::tasks(long.div_ceil(step), |i| {
+        let (a, b, out) = (a, b, out);
+        let start = i * step;
+        let len = step.min(long - start);
+        // SAFETY: block `i` is rows (or columns) [start, start + len) of `out`, written
+        // by this task alone, and the matching rows of `a` (columns of `b`); the
+        // caller's contract covers the rest.
+        unsafe {
+            if m >= n {
+                faer_product(
+                    a.from(start, 0),
+                    b,
+                    out.from(start, 0),
+                    len,
+                    n,
+                    k,
+                    faer::Accum::Replace,
+                    faer::Par::Seq,
+                )
+            } else {
+                faer_product(
+                    a,
+                    b.from(0, start),
+                    out.from(0, start),
+                    m,
+                    len,
+                    k,
+                    faer::Accum::Replace,
+                    faer::Par::Seq,
+                )
+            }
+        }
+    });
 }
 
 /// `out = a @ b`, or `out += a @ b` with [`faer::Accum::Add`], by faer's kernels at
@@ -772,6 +861,42 @@ mod tests {
         assert!(m * n * k >= RELAYOUT_WORK);
         let r = matmul2(a.t(), b.view()).unwrap();
         assert_eq!(r, naive(&a.t().to_owned(), &b));
+    }
+
+    #[test]
+    fn products_cut_into_blocks_match_naive() {
+        // Cut along the columns (few rows, as a batch times a weight matrix), along the
+        // rows, with a short last block, and with a transposed left operand (copied
+        // row-major first).
+        for (m, n, k, transposed) in [
+            (64, 256, 160, false),
+            (300, 40, 200, false),
+            (100, 37, 600, false),
+            (170, 64, 200, true),
+        ] {
+            assert!(m * n * k >= KEPT_PRODUCT_WORK && m * n * k < PRODUCT_PAR_WORK);
+            let a = Array2::from_shape_fn((m, k), |(i, j)| ((i * 7 + j * 3) % 11) as f64 - 5.0);
+            let a = if transposed {
+                a.t().as_standard_layout().t().to_owned()
+            } else {
+                a
+            };
+            let b = Array2::from_shape_fn((k, n), |(i, j)| ((i * 5 + j) % 13) as f64 * 0.5);
+            let want = naive(&a, &b);
+            // Directly (the pool's threads woken for the blocks), and as a long call's
+            // product (a kept thread's, when this test gets one).
+            let mut out = Array2::<f64>::zeros((m, n));
+            let o = RawMut {
+                ptr: out.as_mut_ptr(),
+                rs: n as isize,
+                cs: 1,
+            };
+            // SAFETY: valid views; `out` is a fresh (m, n) array; m, n, k > 0.
+            unsafe { kept_product(Raw::of(&a.view()), Raw::of(&b.view()), o, m, n, k) };
+            assert_eq!(out, want, "{m}x{n}x{k}");
+            let r = crate::pool::long_call(|| matmul2(a.view(), b.view()).unwrap());
+            assert_eq!(r, want, "{m}x{n}x{k} in a long call");
+        }
     }
 
     /// `a @ b` through one kernel, into a fresh row-major array.
