@@ -262,7 +262,15 @@ pub fn cache_limit() -> usize {
 /// again. Threads beyond the slots count into [`EXITED`] directly. A thread's count may
 /// be negative (it freed what another allocated); the sum is the live total.
 const SLOTS: usize = 256;
-static COUNTS: [AtomicIsize; SLOTS] = [const { AtomicIsize::new(0) }; SLOTS];
+static COUNTS: [Counter; SLOTS] = [const { Counter(AtomicIsize::new(0)) }; SLOTS];
+
+/// One thread's count, alone in its cache lines (128 bytes: a line and the neighbour
+/// x86 prefetches with it). Packed eight to a line, two threads' counts shared one, and
+/// every allocation of one thread took the line from the other's core: two Python
+/// threads running small traced steps spent 7% of their time in the counting instead
+/// of 2%.
+#[repr(align(128))]
+struct Counter(AtomicIsize);
 static TAKEN: [AtomicBool; SLOTS] = [const { AtomicBool::new(false) }; SLOTS];
 static EXITED: AtomicIsize = AtomicIsize::new(0);
 
@@ -276,7 +284,7 @@ impl Drop for ThreadSlot {
     fn drop(&mut self) {
         let i = self.0.replace(SHARED);
         if i < SLOTS {
-            EXITED.fetch_add(COUNTS[i].swap(0, Ordering::Relaxed), Ordering::Relaxed);
+            EXITED.fetch_add(COUNTS[i].0.swap(0, Ordering::Relaxed), Ordering::Relaxed);
             TAKEN[i].store(false, Ordering::Release);
         }
     }
@@ -308,7 +316,7 @@ fn count(delta: isize) {
         }
         if i < SLOTS {
             // Only this thread writes the slot: a load and a store, no locked add.
-            let c = &COUNTS[i];
+            let c = &COUNTS[i].0;
             c.store(c.load(Ordering::Relaxed) + delta, Ordering::Relaxed);
             true
         } else {
@@ -326,7 +334,7 @@ fn count(delta: isize) {
 pub fn live_bytes() -> usize {
     let sum: isize = COUNTS
         .iter()
-        .map(|c| c.load(Ordering::Relaxed))
+        .map(|c| c.0.load(Ordering::Relaxed))
         .fold(EXITED.load(Ordering::Relaxed), isize::wrapping_add);
     sum.max(0) as usize
 }
