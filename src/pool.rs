@@ -24,6 +24,11 @@
 //!
 //! Without the `rayon` feature everything here runs on the calling thread.
 
+#[cfg(feature = "rayon")]
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+#[cfg(feature = "rayon")]
+use std::sync::{Arc, Mutex};
+
 /// Runs a closure that waits for pool threads (see [`set_blocking_hook`]).
 pub type BlockingHook = fn(&mut dyn FnMut());
 
@@ -161,8 +166,6 @@ fn shared_pieces<T: Send>(
     helpers: usize,
     f: impl Fn(usize, &mut [T]) + Sync,
 ) {
-    use std::sync::atomic::Ordering;
-    use std::sync::Arc;
     let n = out.len();
     let count = n.div_ceil(chunk);
     let base = out.as_mut_ptr() as usize;
@@ -212,11 +215,11 @@ fn shared_pieces<T: Send>(
 /// the call).
 #[cfg(feature = "rayon")]
 struct Shared {
-    next: std::sync::atomic::AtomicUsize,
-    busy: std::sync::atomic::AtomicUsize,
+    next: AtomicUsize,
+    busy: AtomicUsize,
     count: usize,
-    panicked: std::sync::atomic::AtomicBool,
-    panic: std::sync::Mutex<Option<Box<dyn std::any::Any + Send>>>,
+    panicked: AtomicBool,
+    panic: Mutex<Option<Box<dyn std::any::Any + Send>>>,
     run: *const (dyn Fn(usize) + Sync),
 }
 
@@ -231,20 +234,18 @@ unsafe impl Sync for Shared {}
 #[cfg(feature = "rayon")]
 impl Shared {
     fn new(count: usize, run: *const (dyn Fn(usize) + Sync)) -> Shared {
-        use std::sync::atomic::{AtomicBool, AtomicUsize};
         Shared {
             next: AtomicUsize::new(0),
             busy: AtomicUsize::new(0),
             count,
             panicked: AtomicBool::new(false),
-            panic: std::sync::Mutex::new(None),
+            panic: Mutex::new(None),
             run,
         }
     }
 
     /// Runs pieces until none is left.
     fn claim(&self) {
-        use std::sync::atomic::Ordering;
         loop {
             let i = self.next.fetch_add(1, Ordering::SeqCst);
             if i >= self.count {
@@ -259,7 +260,6 @@ impl Shared {
     /// caller did not see busy can only claim after the last piece: nothing. A panic is
     /// kept for the caller, and the pieces left are given up.
     fn help(&self) {
-        use std::sync::atomic::Ordering;
         self.busy.fetch_add(1, Ordering::SeqCst);
         if let Err(p) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.claim())) {
             self.next.fetch_max(self.count, Ordering::SeqCst);
@@ -274,7 +274,6 @@ impl Shared {
     /// Stops further claims and waits for pieces a helper is in the middle of (short:
     /// spin).
     fn finish(&self) {
-        use std::sync::atomic::Ordering;
         self.next.fetch_max(self.count, Ordering::SeqCst);
         while self.busy.load(Ordering::SeqCst) > 0 {
             std::hint::spin_loop();
@@ -305,10 +304,8 @@ pub(crate) fn tasks(count: usize, f: impl Fn(usize) + Sync) {
 #[cfg(feature = "rayon")]
 mod hot {
     use std::cell::RefCell;
-    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-    use std::sync::{Arc, Mutex};
 
-    use super::Shared;
+    use super::{Arc, AtomicBool, AtomicUsize, Mutex, Ordering, Shared};
 
     /// A kept thread: the work offered to it, whether it has left (idle too long), and
     /// the process it was started in (see [`forget_in_child`]).

@@ -371,29 +371,21 @@ where
         // by this task alone, and the matching rows of `a` (columns of `b`); the
         // caller's contract covers the rest.
         unsafe {
-            if m >= n {
-                faer_product(
-                    a.from(start, 0),
-                    b,
-                    out.from(start, 0),
-                    len,
-                    n,
-                    k,
-                    faer::Accum::Replace,
-                    faer::Par::Seq,
-                )
+            let (a, b, out, rows, cols) = if m >= n {
+                (a.from(start, 0), b, out.from(start, 0), len, n)
             } else {
-                faer_product(
-                    a,
-                    b.from(0, start),
-                    out.from(0, start),
-                    m,
-                    len,
-                    k,
-                    faer::Accum::Replace,
-                    faer::Par::Seq,
-                )
-            }
+                (a, b.from(0, start), out.from(0, start), m, len)
+            };
+            faer_product(
+                a,
+                b,
+                out,
+                rows,
+                cols,
+                k,
+                faer::Accum::Replace,
+                faer::Par::Seq,
+            )
         }
     });
 }
