@@ -50,8 +50,9 @@ class TensorSpec:
 
     @classmethod
     def from_tensor(cls, tensor, name=None):
-        """The spec of ``tensor``'s dtype and shape."""
-        return cls(tuple(tensor.shape), tensor.dtype, name)
+        """The spec of ``tensor``'s dtype and shape (in a trace, its static shape)."""
+        shape = _native._static_shape(tensor) if isinstance(tensor, _Tensor) else tensor.shape
+        return cls(None if getattr(shape, "rank", 0) is None else tuple(shape), tensor.dtype, name)
 
     @property
     def shape(self):

@@ -628,3 +628,56 @@ fn a_run_under_one_non_persistent_tape_is_one_node_with_the_op_by_op_gradients()
         assert!((g1[1][i] - c * xv[i]).abs() < 1e-15);
     }
 }
+
+#[test]
+fn a_trace_tells_sizes_that_follow_an_unknown_dimension() {
+    let x = Tensor::from_vec(vec![1.0f64; 6], &[2, 3]).unwrap();
+    let spec = Spec {
+        dtype: DType::F64,
+        shape: Some(vec![None, Some(3)]),
+    };
+    let w = Tensor::from_vec(vec![1.0f64; 12], &[3, 4]).unwrap();
+    let mut seen = Vec::new();
+    let traced = trace(std::slice::from_ref(&x), vec![spec.clone()], |a| {
+        let y = op("MatMul", "", &[&a[0], &w], |v| ops::matmul(&v[0], &v[1]))?;
+        let s = op("Sum", "0", &[&y], |v| {
+            ops::reduce_sum(&v[0], Some(&[0]), false)
+        })?;
+        seen.push(static_shape(&a[0]));
+        seen.push(static_shape(&y));
+        seen.push(static_shape(&s));
+        seen.push(static_shape(&w));
+        Ok(vec![y])
+    })
+    .unwrap();
+    use StaticShape::*;
+    assert_eq!(
+        seen,
+        vec![
+            Partial(Some(vec![None, Some(3)])),
+            Partial(Some(vec![None, Some(4)])),
+            Example,
+            Example,
+        ]
+    );
+    // Nothing read the example's sizes: the graph runs for any number of rows.
+    assert!(!traced.graph.shape_dependent());
+    let out = traced
+        .graph
+        .run(&[Tensor::from_vec(vec![1.0f64; 15], &[5, 3]).unwrap()]);
+    assert_eq!(out.unwrap()[0].shape(), &[5, 4]);
+
+    // A reshape to literal sizes fails on the other size: its shape is the example's,
+    // and reading it makes the graph shape-dependent.
+    let mut seen = Vec::new();
+    let traced = trace(std::slice::from_ref(&x), vec![spec], |a| {
+        let r = op("Reshape", "6", &[&a[0]], |v| ops::reshape(&v[0], &[6]))?;
+        seen.push(static_shape(&r));
+        Ok(vec![r])
+    })
+    .unwrap();
+    assert_eq!(seen, vec![Example]);
+    assert!(traced.graph.shape_dependent());
+    // Outside a trace every tensor has its own shape.
+    assert_eq!(static_shape(&x), Example);
+}

@@ -30,6 +30,12 @@ struct Tracer {
     captures_outer: bool,
     /// The traced code read the static shape of one of this trace's values.
     read_shape: bool,
+    /// Some input of this trace (or of one enclosing it, when this one reads their
+    /// values) has dimensions of unknown size: values carry shadows (see [`Shadow`]).
+    poly: bool,
+    /// Per value computed from an input with unknown dimensions, its shadow. A value
+    /// with none does not depend on those sizes.
+    shadows: HashMap<Value, Shadow>,
     /// Tapes the trace used, by key: their slot is the position.
     tapes: Vec<usize>,
     /// Ids at or above this were made during the trace: such a tensor the trace does not
@@ -53,10 +59,199 @@ impl Tracer {
             outer: Vec::new(),
             captures_outer,
             read_shape: false,
+            poly: false,
+            shadows: HashMap::new(),
             tapes: Vec::new(),
             first_id: crate::tensor::next_id(),
         }
     }
+}
+
+/// What a trace knows of a value's static shape when its inputs have dimensions of
+/// unknown size (`None` in their specs). The trace runs on example tensors, so every
+/// value has its example's sizes; to tell which of them follow the unknown ones, each
+/// op is run a second time on *shadows*: inputs whose unknown dimensions have another
+/// size (2, or 3 when the example's is 2; small, so the second run is cheap), made of
+/// the example's own rows so that value-dependent ops (gathers, reshapes) still work.
+/// A dimension whose size differs between the example value and its shadow is unknown
+/// (`None`, as TF's static shape says), the others are the example's.
+#[derive(Clone)]
+enum Shadow {
+    /// The value computed on the shadows of the inputs.
+    Of(Tensor),
+    /// Not known (a stateful op, or the op failed on the shadows): the static shape is
+    /// taken to be the example's, and a read of it makes the graph shape-dependent.
+    Lost,
+}
+
+/// The size a shadow gives a dimension of unknown size `n`: never 1 (that would
+/// broadcast where `n` does not) and never `n`.
+fn shadow_size(n: usize) -> usize {
+    if n == 2 {
+        3
+    } else {
+        2
+    }
+}
+
+/// The shadow of input `example` of a trace that accepts `spec`, when the spec leaves
+/// sizes unknown.
+fn shadow_input(example: &Tensor, spec: &Spec) -> Option<Shadow> {
+    let axes: Vec<usize> = match &spec.shape {
+        None => (0..example.ndim()).collect(),
+        Some(dims) if dims.len() == example.ndim() => dims
+            .iter()
+            .enumerate()
+            .filter(|(_, d)| d.is_none())
+            .map(|(a, _)| a)
+            .collect(),
+        Some(_) => return Some(Shadow::Lost),
+    };
+    if axes.is_empty() {
+        // A scalar of unknown rank: the value is its own shadow.
+        return spec.shape.is_none().then(|| Shadow::Of(example.clone()));
+    }
+    let made = paused(|| {
+        crate::tape::stack::suspended(|| -> Result<Tensor> {
+            if example.size() == 0 {
+                let mut shape = example.shape().to_vec();
+                for &a in &axes {
+                    shape[a] = shadow_size(shape[a]);
+                }
+                return crate::ops::zeros(&shape, example.dtype());
+            }
+            let mut x = example.clone();
+            for &a in &axes {
+                let n = x.shape()[a];
+                let rows: Vec<i64> = (0..shadow_size(n)).map(|i| (i % n) as i64).collect();
+                let len = rows.len();
+                let idx = Tensor::from_vec(rows, &[len])?;
+                x = crate::ops::gather(&x, &idx, Some(a as isize), 0)?;
+            }
+            Ok(x)
+        })
+    });
+    Some(made.map_or(Shadow::Lost, Shadow::Of))
+}
+
+/// Whether running `g` has no effect beyond its outputs (variable reads aside).
+fn pure(g: &Graph) -> bool {
+    g.nodes.iter().all(|n| match &n.kind {
+        Kind::Read(_) => true,
+        Kind::Call(_) => !n.stateful,
+        Kind::Cond { then, otherwise } => pure(then) && pure(otherwise),
+        Kind::While { cond, body, .. } => pure(cond) && pure(body),
+    })
+}
+
+/// The shadows of `node`'s outputs, given the shadows of its inputs (`None`: the
+/// input's example value is its shadow) and the outputs' example values; `None` for an
+/// output that does not depend on unknown sizes. `None` when no input has a shadow.
+fn shadows_of(
+    node: &Node,
+    ins: Vec<Option<Shadow>>,
+    examples: &[&Tensor],
+    outs: &[Tensor],
+) -> Option<Vec<Option<Shadow>>> {
+    if ins.iter().all(Option::is_none) {
+        return None;
+    }
+    let lost = || Some(vec![Some(Shadow::Lost); outs.len()]);
+    if let Some(grads) = gradient_shadows(node, &ins, examples, outs) {
+        return Some(grads);
+    }
+    if ins.iter().any(|s| matches!(s, Some(Shadow::Lost))) {
+        return lost();
+    }
+    let args: Vec<Tensor> = ins
+        .into_iter()
+        .zip(examples)
+        .map(|(s, x)| match s {
+            Some(Shadow::Of(t)) => t,
+            _ => (*x).clone(),
+        })
+        .collect();
+    match &node.kind {
+        Kind::Call(_) if node.stateful => return lost(),
+        Kind::Cond { then, otherwise } if !(pure(then) && pure(otherwise)) => return lost(),
+        Kind::While { n, .. } => {
+            // Not run again (a loop on other values may not end): TF's loop variables
+            // keep their shapes, so each output's shadow is its variable's.
+            return Some(
+                (0..*n)
+                    .map(|k| {
+                        Some(if outs[k].shape() == examples[k].shape() {
+                            Shadow::Of(args[k].clone())
+                        } else {
+                            Shadow::Lost
+                        })
+                    })
+                    .collect(),
+            );
+        }
+        _ => {}
+    }
+    let ran = paused(|| crate::tape::stack::suspended(|| super::run_node(node, &args)));
+    match ran {
+        Ok(r)
+            if r.len() == outs.len()
+                && r.iter()
+                    .zip(outs)
+                    .all(|(a, b)| a.dtype() == b.dtype() && a.ndim() == b.ndim()) =>
+        {
+            Some(r.into_iter().map(|t| Some(Shadow::Of(t))).collect())
+        }
+        _ => lost(),
+    }
+}
+
+/// The shadows of a traced `tape.gradient`'s dense gradients: each has its source's
+/// shape, so a gradient with respect to a variable is known and one with respect to a
+/// tensor follows that tensor. `None` for any other node.
+fn gradient_shadows(
+    node: &Node,
+    ins: &[Option<Shadow>],
+    examples: &[&Tensor],
+    outs: &[Tensor],
+) -> Option<Vec<Option<Shadow>>> {
+    use super::tapes::{SourceRef, TapeKey, TapeSpec};
+    if node.name != "Gradient" {
+        return None;
+    }
+    let key: TapeKey = serde_json::from_str(node.key.as_deref()?).ok()?;
+    let TapeSpec::Gradient {
+        sources,
+        sparse,
+        present,
+        ..
+    } = key.spec
+    else {
+        return None;
+    };
+    if sparse.is_some_and(|s| s.iter().any(|&b| b)) {
+        return None;
+    }
+    let kept: Vec<&SourceRef> = sources
+        .iter()
+        .zip(&present)
+        .filter(|(_, &p)| p)
+        .map(|(s, _)| s)
+        .collect();
+    if kept.len() != outs.len() {
+        return None;
+    }
+    Some(
+        kept.iter()
+            .zip(outs)
+            .map(|(src, out)| match src {
+                SourceRef::Variable(_) => None,
+                SourceRef::Input(k) if examples.get(*k)?.shape() == out.shape() => {
+                    ins.get(*k).cloned().flatten()
+                }
+                SourceRef::Input(_) => Some(Shadow::Lost),
+            })
+            .collect(),
+    )
 }
 
 thread_local! {
@@ -119,6 +314,15 @@ fn set_tracing() {
 /// The graph value of `t` in trace `level` (0 = outermost), making it known there if
 /// needed: an input of the level when an enclosing level knows it and the level takes
 /// outer tensors, else a constant.
+/// The shadow of `t` in the innermost of `stack`'s traces that knows it.
+fn outer_shadow(stack: &[Tracer], t: &Tensor) -> Option<Shadow> {
+    stack
+        .iter()
+        .rev()
+        .find_map(|tr| tr.map.get(&t.id()).map(|v| tr.shadows.get(v).cloned()))
+        .flatten()
+}
+
 fn value_of(stack: &mut [Tracer], level: usize, t: &Tensor) -> Result<Value> {
     if let Some(&v) = stack[level].map.get(&t.id()) {
         return Ok(v);
@@ -140,9 +344,17 @@ fn value_of(stack: &mut [Tracer], level: usize, t: &Tensor) -> Result<Value> {
              tensor made another way, for example through numpy, cannot be replayed)",
         ));
     }
+    let shadow = if known_outside {
+        outer_shadow(&stack[..level], t)
+    } else {
+        None
+    };
     let tr = &mut stack[level];
     let v = if known_outside {
         let i = tr.graph.inputs.len() as u32;
+        if let Some(sh) = shadow {
+            tr.shadows.insert(Value::Input(i), sh);
+        }
         tr.graph.inputs.push(Spec {
             dtype: t.dtype(),
             shape: Some(t.shape().iter().map(|&d| Some(d)).collect()),
@@ -187,10 +399,12 @@ fn push_node(
 ) -> Result<()> {
     // Asked before the trace is borrowed: the hook may run Python code.
     let origin = if is_tracing() { super::origin() } else { None };
-    TRACERS.with(|s| {
+    // The node again, with its inputs' shadows, when its outputs need shadows.
+    type Job = (usize, u32, Node, Vec<Option<Shadow>>);
+    let job = TRACERS.with(|s| -> Result<Option<Job>> {
         let mut s = s.borrow_mut();
         let level = match s.len() {
-            0 => return Ok(()),
+            0 => return Ok(None),
             n => n - 1,
         };
         let ins: Vec<Value> = inputs
@@ -201,12 +415,35 @@ fn push_node(
         let id = tr.graph.nodes.len() as u32;
         let mut node = node_of(ins);
         node.origin = origin;
+        let job = (tr.poly && node.inputs.iter().any(|v| tr.shadows.contains_key(v))).then(|| {
+            let shadows = node
+                .inputs
+                .iter()
+                .map(|v| tr.shadows.get(v).cloned())
+                .collect();
+            (level, id, node.clone(), shadows)
+        });
         tr.graph.nodes.push(node);
         for (k, t) in outputs.iter().enumerate() {
             tr.map.insert(t.id(), Value::Node(id, k as u32));
         }
-        Ok(())
-    })
+        Ok(job)
+    })?;
+    // Run outside the borrow: the node may run subgraphs (and they read the traces).
+    if let Some((level, id, node, ins)) = job {
+        if let Some(shadows) = shadows_of(&node, ins, inputs, outputs) {
+            TRACERS.with(|s| {
+                if let Some(tr) = s.borrow_mut().get_mut(level) {
+                    for (k, sh) in shadows.into_iter().enumerate() {
+                        if let Some(sh) = sh {
+                            tr.shadows.insert(Value::Node(id, k as u32), sh);
+                        }
+                    }
+                }
+            });
+        }
+    }
+    Ok(())
 }
 
 /// Runs an engine call and, when tracing, records it. `f` computes the outputs from the
@@ -426,6 +663,72 @@ pub fn note_shape_read(t: &Tensor) {
     });
 }
 
+/// The static shape a trace gives a tensor (see [`static_shape`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StaticShape {
+    /// The tensor's own shape (an eager tensor, a constant, or a traced value whose
+    /// sizes do not depend on unknown ones).
+    Example,
+    /// A traced value with sizes that follow the inputs' unknown dimensions: `None` for
+    /// those dimensions (TF's static shape); `None` for all when the rank is unknown.
+    Partial(Option<Vec<Option<usize>>>),
+}
+
+/// The static shape the traced code sees for `t`, as TF's `x.shape` in a
+/// `tf.function`: `None` where the size follows an input dimension the signature left
+/// unknown. [`StaticShape::Example`] for a traced value whose shape the trace cannot
+/// tell apart from its example's marks the trace shape-dependent (as
+/// [`note_shape_read`]); a caller that uses a `Partial` answer's example sizes anyway
+/// must call [`note_shape_read`].
+pub fn static_shape(t: &Tensor) -> StaticShape {
+    if !is_tracing() {
+        return StaticShape::Example;
+    }
+    TRACERS.with(|s| {
+        let mut s = s.borrow_mut();
+        let found = s
+            .iter()
+            .enumerate()
+            .rev()
+            .find_map(|(l, tr)| match tr.map.get(&t.id()) {
+                Some(&v @ (Value::Input(_) | Value::Node(..))) => Some((l, v)),
+                _ => None,
+            });
+        let Some((level, v)) = found else {
+            return StaticShape::Example;
+        };
+        let tr = &s[level];
+        let known = if !tr.poly {
+            None
+        } else {
+            match tr.shadows.get(&v) {
+                None => return StaticShape::Example,
+                Some(Shadow::Lost) => None,
+                Some(Shadow::Of(x)) => match v {
+                    Value::Input(i) if tr.graph.inputs[i as usize].shape.is_none() => {
+                        Some(StaticShape::Partial(None))
+                    }
+                    _ if x.ndim() != t.ndim() => None,
+                    _ if x.shape() == t.shape() => return StaticShape::Example,
+                    _ => Some(StaticShape::Partial(Some(
+                        t.shape()
+                            .iter()
+                            .zip(x.shape())
+                            .map(|(&a, &b)| (a == b).then_some(a))
+                            .collect(),
+                    ))),
+                },
+            }
+        };
+        known.unwrap_or_else(|| {
+            for tr in s.iter_mut() {
+                tr.read_shape = true;
+            }
+            StaticShape::Example
+        })
+    })
+}
+
 /// A finished trace: the graph, and the tensors the traced function returned (their
 /// example values).
 pub struct Traced {
@@ -490,11 +793,28 @@ fn run_traced(
     }
     // Fresh identities: an argument passed twice, or also captured by the function, is
     // still one input per position.
-    let inputs: Vec<Tensor> = inputs.iter().map(Tensor::fresh).collect();
-    TRACERS.with(|s| {
-        s.borrow_mut()
-            .push(Tracer::new(&inputs, specs, captures_outer))
+    let (outer, poly_outside): (Vec<Option<Shadow>>, bool) = TRACERS.with(|s| {
+        let s = s.borrow();
+        if !captures_outer {
+            return (vec![None; inputs.len()], false);
+        }
+        let outer = inputs.iter().map(|t| outer_shadow(&s, t)).collect();
+        (outer, s.last().is_some_and(|tr| tr.poly))
     });
+    let shadows: Vec<Option<Shadow>> = outer
+        .into_iter()
+        .zip(inputs.iter().zip(&specs))
+        .map(|(o, (t, spec))| o.or_else(|| shadow_input(t, spec)))
+        .collect();
+    let inputs: Vec<Tensor> = inputs.iter().map(Tensor::fresh).collect();
+    let mut tracer = Tracer::new(&inputs, specs, captures_outer);
+    tracer.poly = poly_outside || shadows.iter().any(Option::is_some);
+    for (i, sh) in shadows.into_iter().enumerate() {
+        if let Some(sh) = sh {
+            tracer.shadows.insert(Value::Input(i as u32), sh);
+        }
+    }
+    TRACERS.with(|s| s.borrow_mut().push(tracer));
     set_tracing();
     let pop = Pop;
     let outputs = f(&inputs)?;
@@ -627,12 +947,12 @@ pub(super) fn while_loop(
     cond: &mut dyn FnMut(&[Tensor]) -> Result<Tensor>,
     body: &mut dyn FnMut(&[Tensor]) -> Result<Vec<Tensor>>,
 ) -> Result<Vec<Tensor>> {
-    // Placeholders with the loop variables' values, so the subgraphs see them as inputs
-    // (not as the values they have before the loop).
-    let slots: Vec<Tensor> = vars.iter().map(|t| t.fresh()).collect();
-    let (c, c_outer) = trace_subgraph(&slots, |a| Ok(vec![cond(a)?]))?;
-    let (b, b_outer) = trace_subgraph(&slots, |a| body(a))?;
-    check_loop_vars(&slots, &b.outputs)?;
+    // The subgraphs take the loop variables as inputs (tracing gives them identities of
+    // their own, so the traced code sees them as inputs, not as the values they have
+    // before the loop; what the trace knows of their shapes comes with them).
+    let (c, c_outer) = trace_subgraph(&vars, |a| Ok(vec![cond(a)?]))?;
+    let (b, b_outer) = trace_subgraph(&vars, |a| body(a))?;
+    check_loop_vars(&vars, &b.outputs)?;
     let mut outer: Vec<Tensor> = c_outer.clone();
     for x in &b_outer {
         if !outer.iter().any(|o| o.id() == x.id()) {

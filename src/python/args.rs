@@ -128,6 +128,10 @@ pub(crate) fn shape_arg(ob: &Bound<'_, PyAny>) -> PyResult<Vec<i64>> {
         let mut v = Vec::new();
         for it in ob.try_iter()? {
             let it = it?;
+            if it.is_none() {
+                // An unknown size (`x.shape[0]` in a trace): TF's conversion error.
+                return Err(super::convert::none_error());
+            }
             let d: i64 = match it.extract::<i64>() {
                 Ok(d) => d,
                 Err(_) => match as_tensor(&it)

@@ -17,7 +17,7 @@ use num_complex::{Complex32, Complex64};
 use numpy::{
     PyArrayDescrMethods, PyArrayDyn, PyArrayMethods, PyUntypedArray, PyUntypedArrayMethods,
 };
-use pyo3::exceptions::PyTypeError;
+use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyComplex, PyFloat, PyInt, PyList, PyStringMethods, PyTuple};
 
@@ -235,10 +235,21 @@ fn convert_value_untraced(ob: &Bound<'_, PyAny>, hint: Option<DType>) -> PyResul
     if let Some(t) = dense_of(ob)? {
         return Ok(t);
     }
+    if ob.is_none() {
+        // TF's eager conversion error (an unknown size from a trace's `x.shape` is None).
+        return Err(none_error());
+    }
     Err(PyTypeError::new_err(format!(
         "Cannot convert object of type {} to a gradtape Tensor",
         ob.get_type().name()?
     )))
+}
+
+/// TF's error for `None` where a tensor or a size is wanted.
+pub(crate) fn none_error() -> PyErr {
+    PyValueError::new_err(
+        "Attempt to convert a value (None) with an unsupported type (<class 'NoneType'>) to a Tensor.",
+    )
 }
 
 /// What a leaf of a Python sequence is, for TF's conversion errors.
@@ -255,7 +266,6 @@ enum Leaf {
 /// types to Tensor.". `None` when the sequence is rectangular text only (the caller's
 /// no-string-dtype error stands).
 fn sequence_error(ob: &Bound<'_, PyAny>) -> PyResult<Option<PyErr>> {
-    use pyo3::exceptions::PyValueError;
     fn is_seq(x: &Bound<'_, PyAny>) -> bool {
         x.is_instance_of::<PyList>() || x.is_instance_of::<PyTuple>()
     }

@@ -591,6 +591,14 @@ fn _is_symbolic(t: Bound<'_, PyAny>) -> bool {
             .is_ok_and(|t| graph::lookup(&t.get().t))
 }
 
+/// `t.shape` as the traced code sees it (`None` for sizes that follow an input's unknown
+/// dimensions), for the package's own code that can work with unknown sizes (a layer's
+/// `build`); reading it does not make the trace depend on the example's sizes.
+#[pyfunction]
+fn _static_shape<'py>(py: Python<'py>, t: &Bound<'py, PyTensor>) -> PyResult<Bound<'py, PyAny>> {
+    super::tensor::partial_shape_object(py, &t.get().t)
+}
+
 static PACKAGE_DIR: pyo3::sync::PyOnceLock<String> = pyo3::sync::PyOnceLock::new();
 
 /// The user's `file:line` making the current call: the innermost Python frame outside
@@ -656,5 +664,6 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_resume_tracing, m)?)?;
     m.add_function(wrap_pyfunction!(_is_tracing, m)?)?;
     m.add_function(wrap_pyfunction!(_is_symbolic, m)?)?;
+    m.add_function(wrap_pyfunction!(_static_shape, m)?)?;
     Ok(())
 }

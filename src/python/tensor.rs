@@ -173,6 +173,52 @@ pub(crate) fn shape_object<'py>(py: Python<'py>, shape: &[usize]) -> PyResult<Bo
         .call1((tup,))
 }
 
+/// `x.shape`: the tensor's shape, or in a trace the static shape TF gives it, `None`
+/// for sizes that follow an input dimension the signature leaves unknown. The package's
+/// own code (layers, composite ops) builds shapes from the sizes it reads, so it is
+/// given the example's sizes, and the trace then depends on them (it is traced again
+/// for other sizes).
+pub(crate) fn static_shape_object<'py>(py: Python<'py>, t: &Tensor) -> PyResult<Bound<'py, PyAny>> {
+    match crate::graph::static_shape(t) {
+        crate::graph::StaticShape::Example => shape_object(py, t.shape()),
+        crate::graph::StaticShape::Partial(_) if called_from_package(py)? => {
+            crate::graph::note_shape_read(t);
+            shape_object(py, t.shape())
+        }
+        crate::graph::StaticShape::Partial(dims) => dims_object(py, dims),
+    }
+}
+
+/// The static shape the traced code sees for `t` (its shape when not tracing).
+pub(crate) fn partial_shape_object<'py>(
+    py: Python<'py>,
+    t: &Tensor,
+) -> PyResult<Bound<'py, PyAny>> {
+    match crate::graph::static_shape(t) {
+        crate::graph::StaticShape::Example => shape_object(py, t.shape()),
+        crate::graph::StaticShape::Partial(dims) => dims_object(py, dims),
+    }
+}
+
+/// The `gt.TensorShape` of partly known dimensions (`None`: unknown rank).
+fn dims_object(py: Python<'_>, dims: Option<Vec<Option<usize>>>) -> PyResult<Bound<'_, PyAny>> {
+    let class = SHAPE_CLASS.import(py, "gradtape._shape", "TensorShape")?;
+    match dims {
+        None => class.call1((py.None(),)),
+        Some(d) => class.call1((PyTuple::new(py, d)?,)),
+    }
+}
+
+/// Whether the Python code running (the caller of a native method) is the package's
+/// own, not a user's (the examples are a user's).
+fn called_from_package(py: Python<'_>) -> PyResult<bool> {
+    let frame = py.import("sys")?.getattr("_getframe")?.call1((0,))?;
+    let name = frame.getattr("f_globals")?.get_item("__name__")?;
+    let name: &str = &name.extract::<String>().unwrap_or_default();
+    Ok((name == "gradtape" || name.starts_with("gradtape."))
+        && !name.starts_with("gradtape.examples"))
+}
+
 /// `x op other` with `other` converted to `x`'s dtype when it is a Python value.
 #[inline]
 pub(crate) fn binary(
@@ -331,9 +377,7 @@ macro_rules! tensor_methods {
 
             #[getter]
             fn shape<'py>(&$s, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-                let t = $get;
-                $crate::graph::note_shape_read(&t);
-                $crate::python::tensor::shape_object(py, t.shape())
+                $crate::python::tensor::static_shape_object(py, &$get)
             }
             #[getter]
             fn dtype(&$s) -> $crate::python::tensor::PyDType {

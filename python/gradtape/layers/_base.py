@@ -11,6 +11,7 @@ import weakref
 from collections.abc import Iterator
 from typing import Any
 
+from .. import _gradtape as _native
 from .._gradtape import Variable as _NativeVariable
 from .._module import Module, _is_module, _is_variable
 from .._variable import Variable
@@ -183,7 +184,10 @@ class Layer(Module):
                 if not (inputs.dtype.is_complex or inputs.dtype.name == "bool"):
                     inputs = cast(inputs, dtype)
         if not self.built:
-            self.build(getattr(inputs, "shape", None))
+            # In a trace, the static shape (None for sizes the signature leaves unknown),
+            # as TF's build sees it.
+            tensor = isinstance(inputs, _native.Tensor)
+            self.build(_native._static_shape(inputs) if tensor else getattr(inputs, "shape", None))
             self.built = True
             # A checkpoint restored before these variables existed assigns them now.
             from ..train import _on_variables_created
