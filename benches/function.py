@@ -17,9 +17,11 @@ threads row runs first, before TensorFlow and JAX are imported):
     tape and update inside the function; ms; against gradtape eager.
  5. trace time of that step (first call minus a later call); ms.
  6. two Python threads each calling a traced 16×32→32→32→1 step on its own weights:
-    steps per second relative to one thread (2.0 = perfect), median of three runs; on
-    Linux also the ratio with each thread's time spent waiting for a CPU taken out
-    ("less CPU waits": what the ratio is when other processes leave the cores free).
+    steps per second relative to one thread (2.0 = perfect), median of several runs;
+    "same cores": each thread kept on a CPU of its own, against one thread alone on
+    each of those CPUs (timed before and after), so that CPUs of a virtual machine
+    running at different speeds do not count as the engine's (see ``threads_ratio``);
+    "unpinned": the scheduler places the threads, against one thread where it ran.
 
 TensorFlow and JAX columns appear when they can be imported (a bench virtualenv with
 ``tensorflow-cpu`` and ``jax``); otherwise they are skipped and said so.
@@ -213,51 +215,69 @@ def trace_time(make):
     return first - timed(run, 5, warm=0)
 
 
-def _sched():
-    """(seconds on a CPU, seconds runnable but waiting for one) of the calling thread, from
-    Linux's schedstat; None elsewhere."""
-    try:
-        with open(f"/proc/self/task/{threading.get_native_id()}/schedstat") as fh:
-            run, wait, _ = fh.read().split()
-        return int(run) / 1e9, int(wait) / 1e9
-    except (OSError, ValueError, AttributeError):
-        return None
+def _pin(cpu):
+    """Keeps the calling thread on `cpu` (None: any CPU the process may use)."""
+    os.sched_setaffinity(0, _CPUS if cpu is None else {cpu})
 
 
-def threads_ratio(steps, reps=3):
-    """Steps per second of two threads over one thread's (median of `reps` runs), and the
-    same ratio from each thread's wall time less the time it was runnable but waiting for
-    a CPU (other processes' load): time on a CPU or blocked (on the GIL or a lock), what
-    the wall time is with the cores free. The second is None without schedstat."""
+_CPUS = set(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else set()
+
+
+def threads_ratio(steps, reps=5):
+    """Steps per second of two threads over one thread's: (on the same cores, unpinned),
+    each the median of `reps` runs.
+
+    On the same cores (Linux, two CPUs or more): each thread is kept on a CPU of its own,
+    and one thread's rate is the mean of one thread alone on each of those CPUs, timed
+    just before and just after the two threads. A virtual machine's CPUs do not keep one
+    speed (on the machine of the README's table, one step takes 48 µs or 85 µs depending
+    on when and on which CPU it runs, with a single thread), so a single thread timed on
+    the fast CPU against two threads of which one runs on the slow one says ~1.1× for
+    threads that scale perfectly. The unpinned ratio (the scheduler places the threads)
+    is given beside it; None for the pinned one where threads cannot be placed."""
     a = gt_mlp((32, 32, 32, 1), 16, True, seed=1)
     b = gt_mlp((32, 32, 32, 1), 16, True, seed=2)
     for _ in range(20):
         a(), b()
-    spent = {}
+    cpus = sorted(_CPUS)[:2]
+    rate = {}
 
-    def loop(f, name):
-        s0, t0 = _sched(), time.perf_counter()
+    def loop(f, name, cpu=None):
+        if len(cpus) == 2:
+            _pin(cpu)
+        t0 = time.perf_counter()
         for _ in range(steps):
             f()
-        s1, wall = _sched(), time.perf_counter() - t0
-        spent[name] = None if s0 is None or s1 is None else wall - (s1[1] - s0[1])
+        rate[name] = steps / (time.perf_counter() - t0)
 
-    walls, ests = [], []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        loop(a, "one")
-        one = time.perf_counter() - t0
-        ts = [threading.Thread(target=loop, args=(f, n)) for f, n in ((a, "a"), (b, "b"))]
+    def single(cpu):
+        loop(a, "one", cpu)
+        return rate["one"]
+
+    def two(pinned):
+        ts = [
+            threading.Thread(target=loop, args=(f, n, c if pinned else None))
+            for f, n, c in ((a, "a", cpus[0] if cpus else None), (b, "b", cpus[-1] if cpus else None))
+        ]
         t0 = time.perf_counter()
         for t in ts:
             t.start()
         for t in ts:
             t.join()
-        two = time.perf_counter() - t0
-        walls.append(2 * one / two)
-        if None not in spent.values():
-            ests.append(2 * spent["one"] / max(spent["a"], spent["b"]))
-    return statistics.median(walls), (statistics.median(ests) if ests else None)
+        return 2 * steps / (time.perf_counter() - t0)
+
+    same, free = [], []
+    for _ in range(reps):
+        loop(a, "one")
+        free.append(two(False) / rate["one"])
+        if len(cpus) == 2:
+            before = [single(c) for c in cpus]
+            pair = two(True)
+            after = [single(c) for c in cpus]
+            same.append(pair / statistics.mean(before + after))
+    if len(cpus) == 2:
+        _pin(None)
+    return (statistics.median(same) if same else None), statistics.median(free)
 
 
 def main():
@@ -267,7 +287,7 @@ def main():
     reps = 5 if args.quick else 15
     # The threads row first: TensorFlow's and JAX's own thread pools, once imported,
     # take CPU from it.
-    threads, threads_free = threads_ratio(1000 if args.quick else 4000)
+    threads_same, threads_free = threads_ratio(1000 if args.quick else 2000, 5 if args.quick else 9)
     try:
         import tensorflow as tf
     except ImportError:
@@ -311,9 +331,10 @@ def main():
         tt["tf.function"] = trace_time(lambda: mlp((784, 256, 256, 10), 64, True))
     row("trace time of that step", "ms", 1e3, tt, "≤ tf.function")
 
-    cells = {"gradtape traced": threads}
-    if threads_free is not None:
-        cells["less CPU waits"] = threads_free
+    cells = {}
+    if threads_same is not None:
+        cells["same cores"] = threads_same
+    cells["unpinned"] = threads_free
     row("2 threads, traced 16×32→32→32→1 step", "× one thread", 1.0, cells, "≥ 1.6×")
 
     print()

@@ -39,7 +39,7 @@ pub use tapes::{
 };
 pub use trace::{
     apply, apply_stateful, apply_stateful_keyed, constant, is_tracing, lookup, note_shape_read,
-    paused, record_effect, record_effect_keyed, resume, static_shape, suspend, trace,
+    paused, record_effect, record_effect_keyed, resume, scratch, static_shape, suspend, trace,
     trace_subgraph, StaticShape, Traced,
 };
 pub(crate) use trace::{on_variable_assign, on_variable_read};

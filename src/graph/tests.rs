@@ -681,3 +681,24 @@ fn a_trace_tells_sizes_that_follow_an_unknown_dimension() {
     // Outside a trace every tensor has its own shape.
     assert_eq!(static_shape(&x), Example);
 }
+
+#[test]
+fn work_for_an_example_value_is_traced_into_a_dropped_graph() {
+    let x = t(&[1.0, 2.0]);
+    let traced = trace(std::slice::from_ref(&x), vec![Spec::of(&x)], |a| {
+        let y = traced_exp(&a[0])?;
+        // A tensor the trace did not see (made by a gradient sweep, say): an error in
+        // the trace, a constant of a scratch trace, whose nodes belong to no graph.
+        let unseen = ops::add(&y, &y)?;
+        assert!(traced_exp(&unseen).is_err());
+        let z = scratch(|| {
+            assert!(is_tracing());
+            traced_mul(&unseen, &a[0])
+        })?;
+        assert_eq!(vals(&z), vec![2.0 * 1f64.exp(), 4.0 * 2f64.exp()]);
+        Ok(vec![y])
+    })
+    .unwrap();
+    assert_eq!(traced.graph.nodes().len(), 1);
+    assert!(!traced.graph.shape_dependent());
+}

@@ -41,6 +41,9 @@ struct Tracer {
     /// Ids at or above this were made during the trace: such a tensor the trace does not
     /// know came from a call that bypassed [`apply`], and cannot be a constant.
     first_id: TensorId,
+    /// A scratch trace ([`scratch`]): its graph is dropped, any tensor it does not know
+    /// is a constant, and what it reads of shapes binds no enclosing trace.
+    scratch: bool,
 }
 
 impl Tracer {
@@ -63,6 +66,7 @@ impl Tracer {
             shadows: HashMap::new(),
             tapes: Vec::new(),
             first_id: crate::tensor::next_id(),
+            scratch: false,
         }
     }
 }
@@ -159,6 +163,11 @@ fn shadows_of(
     let lost = || Some(vec![Some(Shadow::Lost); outs.len()]);
     if let Some(grads) = gradient_shadows(node, &ins, examples, outs) {
         return Some(grads);
+    }
+    if node.name == "CustomGradient" && outs.len() <= ins.len() {
+        // A custom gradient's outputs are its last inputs (the body's values), linked
+        // to its gradient function.
+        return Some(ins[ins.len() - outs.len()..].to_vec());
     }
     if ins.iter().any(|s| matches!(s, Some(Shadow::Lost))) {
         return lost();
@@ -276,6 +285,30 @@ pub fn paused<R>(f: impl FnOnce() -> R) -> R {
     f()
 }
 
+/// Runs `f`, work a trace does for an example value only, with tracing on but its
+/// calls recorded into a graph that is then dropped. A traced `tape.gradient` is one
+/// node, computed again on every run: while the trace computes its example value, the
+/// ops of Python gradient functions it calls are traced (so they see a symbolic world,
+/// as TF's do) but belong to no graph, and the tensors they read (the upstream
+/// gradients, made by the sweep) are constants of the scratch graph.
+pub fn scratch<R>(f: impl FnOnce() -> R) -> R {
+    if !is_tracing() {
+        return f();
+    }
+    struct Pop;
+    impl Drop for Pop {
+        fn drop(&mut self) {
+            TRACERS.with(|s| s.borrow_mut().pop());
+            set_tracing();
+        }
+    }
+    let mut tracer = Tracer::new(&[], Vec::new(), false);
+    tracer.scratch = true;
+    TRACERS.with(|s| s.borrow_mut().push(tracer));
+    let _pop = Pop;
+    f()
+}
+
 /// Turns tracing off on this thread until [`resume`] (the two halves of [`paused`], for
 /// a Python context manager: `gt.init_scope`). Returns the state to resume.
 pub fn suspend() -> bool {
@@ -336,7 +369,7 @@ fn value_of(stack: &mut [Tracer], level: usize, t: &Tensor) -> Result<Value> {
             .map(|tr| tr.first_id)
             .min()
             .unwrap_or(0);
-    if made_here && !known_outside {
+    if made_here && !known_outside && !stack[level].scratch {
         return Err(Error::invalid(
             "function",
             "the traced function uses a tensor made by something the trace did not see \
@@ -651,10 +684,11 @@ pub fn note_shape_read(t: &Tensor) {
     TRACERS.with(|s| {
         let mut s = s.borrow_mut();
         if s.iter().any(|tr| {
-            matches!(
-                tr.map.get(&t.id()),
-                Some(Value::Input(_)) | Some(Value::Node(..))
-            )
+            !tr.scratch
+                && matches!(
+                    tr.map.get(&t.id()),
+                    Some(Value::Input(_)) | Some(Value::Node(..))
+                )
         }) {
             for tr in s.iter_mut() {
                 tr.read_shape = true;
@@ -691,7 +725,7 @@ pub fn static_shape(t: &Tensor) -> StaticShape {
             .enumerate()
             .rev()
             .find_map(|(l, tr)| match tr.map.get(&t.id()) {
-                Some(&v @ (Value::Input(_) | Value::Node(..))) => Some((l, v)),
+                Some(&v @ (Value::Input(_) | Value::Node(..))) if !tr.scratch => Some((l, v)),
                 _ => None,
             });
         let Some((level, v)) = found else {

@@ -411,7 +411,7 @@ impl PyTape {
             tape.jacobian(t, &src, unconnected, parallel_iterations, use_pfor)
         };
         if graph::is_tracing() {
-            let r = run(tape, &t, &srcs)?;
+            let r = graph::scratch(|| run(tape, &t, &srcs))?;
             let (mut inputs, mut vars) = (vec![t.clone()], Vec::new());
             let spec = TapeSpec::Jacobian {
                 sources: source_refs(&srcs, &mut inputs, &mut vars),
@@ -451,7 +451,7 @@ impl PyTape {
             tape.batch_jacobian(t, s, unconnected, parallel_iterations, use_pfor)
         };
         if graph::is_tracing() {
-            let r = run(tape, &t, &s)?;
+            let r = graph::scratch(|| run(tape, &t, &s))?;
             let spec = TapeSpec::BatchJacobian {
                 zero_unconnected: unconnected == UnconnectedGradients::Zero,
                 parallel_iterations,
@@ -506,7 +506,9 @@ impl PyTape {
             return self.traced_sparse(py, targets, srcs, og, unconnected);
         }
         if graph::is_tracing() {
-            let r = run(tape, &targets, &srcs, og.as_deref())?;
+            // The gradient is one node of the trace, computed again on each run: its
+            // work now (Python gradient functions included) gives example values only.
+            let r = graph::scratch(|| run(tape, &targets, &srcs, og.as_deref()))?;
             let (spec, vars, inputs) =
                 gradient_spec(&targets, &srcs, og.as_deref(), unconnected, None, &r);
             record(tape, spec, &vars, &inputs, &r)?;
@@ -571,7 +573,8 @@ impl PyTape {
     ) -> PyResult<Vec<Option<Py<PyAny>>>> {
         let tape = &self.tape;
         let src: Vec<Source<'_>> = srcs.iter().map(Src::as_source).collect();
-        let r = tape.gradient_sparse(&targets, &src, og.as_deref(), unconnected)?;
+        let r =
+            graph::scratch(|| tape.gradient_sparse(&targets, &src, og.as_deref(), unconnected))?;
         let kinds: Vec<bool> = r
             .iter()
             .map(|g| matches!(g, Some(Grad::Sparse(_))))

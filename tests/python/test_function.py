@@ -1056,3 +1056,27 @@ def test_tape_and_accumulator_inside_a_function_see_the_cond_connected(fn):
     assert float(f(gt.constant(0), gt.constant(1.0))) == 0.0
     assert float(f(gt.constant(5), gt.constant(1.0))) == 3.0
     assert float(f(gt.constant(0), gt.constant(2.0))) == 0.0
+
+
+def test_a_custom_gradient_function_runs_inside_a_traced_tape():
+    # The grad_fn's ops run while the trace computes the gradient's example value: they
+    # are not nodes of the graph (the gradient is one node, computed again each run).
+    @gt.custom_gradient
+    def clip_grad(x):
+        def grad(dy):
+            return gt.clip_by_value(dy, -1.0, 1.0)
+
+        return x * 1.0, grad
+
+    def f(x):
+        with gt.GradientTape() as tape:
+            tape.watch(x)
+            loss = gt.reduce_sum(clip_grad(x) * gt.constant([3.0, 0.5]))
+        return tape.gradient(loss, x)
+
+    x = gt.constant([1.0, 2.0])
+    traced = gt.function(f)
+    assert f(x).numpy().tolist() == [1.0, 0.5]
+    assert traced(x).numpy().tolist() == [1.0, 0.5]
+    assert traced(gt.constant([4.0, 5.0])).numpy().tolist() == [1.0, 0.5]
+    assert traced.experimental_get_tracing_count() == 1

@@ -253,3 +253,27 @@ def test_a_spec_from_a_traced_tensor_has_its_static_shape():
     f(gt.zeros([3, 2], gt.float64))
     assert specs == [gt.TensorSpec([None, 2], gt.float64), gt.TensorSpec([2], gt.float64)]
     assert gt.TensorSpec.from_tensor(gt.zeros([3, 2])) == gt.TensorSpec([3, 2], gt.float32)
+
+
+def test_a_custom_gradient_keeps_the_static_shape_of_its_body():
+    seen = []
+
+    @gt.custom_gradient
+    def clip_grad(x):
+        def grad(dy):
+            return gt.clip_by_value(dy, -1.0, 1.0)
+
+        return x * 1.0, grad
+
+    @gt.function(input_signature=[gt.TensorSpec([None, 2], gt.float32)])
+    def f(x):
+        with gt.GradientTape() as tape:
+            tape.watch(x)
+            y = clip_grad(x)
+            seen.append(y.shape.as_list())
+            loss = gt.reduce_sum(y * 3.0)
+        return tape.gradient(loss, x)
+
+    np.testing.assert_array_equal(f(gt.ones([3, 2])).numpy(), np.ones((3, 2), np.float32))
+    np.testing.assert_array_equal(f(gt.ones([1, 2])).numpy(), np.ones((1, 2), np.float32))
+    assert seen == [[None, 2]]
