@@ -39,8 +39,8 @@ pub use tapes::{
 };
 pub use trace::{
     apply, apply_stateful, apply_stateful_keyed, constant, is_tracing, lookup, note_shape_read,
-    paused, record_effect, record_effect_keyed, resume, scratch, static_shape, suspend, trace,
-    trace_subgraph, StaticShape, Traced,
+    paused, record_effect, record_effect_keyed, resume, scratch, static_shape, suspend,
+    symbolic_name, trace, trace_subgraph, StaticShape, Traced,
 };
 pub(crate) use trace::{on_variable_assign, on_variable_read};
 
@@ -230,21 +230,24 @@ impl Spec {
     }
 }
 
+/// A partly known shape as TF prints it: `(None, 3)`, `(5,)`, `<unknown>` (`None`).
+pub fn shape_text(shape: Option<&[Option<usize>]>) -> String {
+    let Some(d) = shape else {
+        return "<unknown>".to_string();
+    };
+    let dims: Vec<String> = d
+        .iter()
+        .map(|d| d.map_or("None".to_string(), |n| n.to_string()))
+        .collect();
+    match dims.len() {
+        1 => format!("({},)", dims[0]),
+        _ => format!("({})", dims.join(", ")),
+    }
+}
+
 impl fmt::Display for Spec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let shape = match &self.shape {
-            None => "<unknown>".to_string(),
-            Some(d) => {
-                let dims: Vec<String> = d
-                    .iter()
-                    .map(|d| d.map_or("None".to_string(), |n| n.to_string()))
-                    .collect();
-                match dims.len() {
-                    1 => format!("({},)", dims[0]),
-                    _ => format!("({})", dims.join(", ")),
-                }
-            }
-        };
+        let shape = shape_text(self.shape.as_deref());
         write!(f, "TensorSpec(shape={shape}, dtype={})", self.dtype.name())
     }
 }

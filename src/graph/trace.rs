@@ -720,46 +720,84 @@ pub fn static_shape(t: &Tensor) -> StaticShape {
     }
     TRACERS.with(|s| {
         let mut s = s.borrow_mut();
-        let found = s
-            .iter()
-            .enumerate()
-            .rev()
-            .find_map(|(l, tr)| match tr.map.get(&t.id()) {
-                Some(&v @ (Value::Input(_) | Value::Node(..))) if !tr.scratch => Some((l, v)),
-                _ => None,
-            });
-        let Some((level, v)) = found else {
+        let Some((level, v)) = known_at(&s, t) else {
             return StaticShape::Example;
         };
-        let tr = &s[level];
-        let known = if !tr.poly {
-            None
-        } else {
-            match tr.shadows.get(&v) {
-                None => return StaticShape::Example,
-                Some(Shadow::Lost) => None,
-                Some(Shadow::Of(x)) => match v {
-                    Value::Input(i) if tr.graph.inputs[i as usize].shape.is_none() => {
-                        Some(StaticShape::Partial(None))
-                    }
-                    _ if x.ndim() != t.ndim() => None,
-                    _ if x.shape() == t.shape() => return StaticShape::Example,
-                    _ => Some(StaticShape::Partial(Some(
-                        t.shape()
-                            .iter()
-                            .zip(x.shape())
-                            .map(|(&a, &b)| (a == b).then_some(a))
-                            .collect(),
-                    ))),
-                },
-            }
-        };
-        known.unwrap_or_else(|| {
+        shape_at(&s[level], v, t).unwrap_or_else(|| {
             for tr in s.iter_mut() {
                 tr.read_shape = true;
             }
             StaticShape::Example
         })
+    })
+}
+
+/// The innermost (non-scratch) trace that knows `t` as a value computed from its
+/// inputs, and that value.
+fn known_at(s: &[Tracer], t: &Tensor) -> Option<(usize, Value)> {
+    s.iter()
+        .enumerate()
+        .rev()
+        .find_map(|(l, tr)| match tr.map.get(&t.id()) {
+            Some(&v @ (Value::Input(_) | Value::Node(..))) if !tr.scratch => Some((l, v)),
+            _ => None,
+        })
+}
+
+/// The static shape of value `v` (whose example is `t`) in `tr`; `None` when the trace
+/// cannot tell it from the example's (a read of it binds the trace to that shape).
+fn shape_at(tr: &Tracer, v: Value, t: &Tensor) -> Option<StaticShape> {
+    if !tr.poly {
+        return None;
+    }
+    match tr.shadows.get(&v) {
+        None => Some(StaticShape::Example),
+        Some(Shadow::Lost) => None,
+        Some(Shadow::Of(x)) => match v {
+            Value::Input(i) if tr.graph.inputs[i as usize].shape.is_none() => {
+                Some(StaticShape::Partial(None))
+            }
+            _ if x.ndim() != t.ndim() => None,
+            _ if x.shape() == t.shape() => Some(StaticShape::Example),
+            _ => Some(StaticShape::Partial(Some(
+                t.shape()
+                    .iter()
+                    .zip(x.shape())
+                    .map(|(&a, &b)| (a == b).then_some(a))
+                    .collect(),
+            ))),
+        },
+    }
+}
+
+/// How a symbolic tensor of the trace prints, as TF's graph tensors do: its name (the
+/// op that made it, numbered as TF numbers repeats: `MatMul:0`, `MatMul_1:0`; `args_i`
+/// for argument `i`) and its static shape. `None` for a tensor that is not symbolic.
+/// Printing binds the trace to nothing.
+pub fn symbolic_name(t: &Tensor) -> Option<(String, StaticShape)> {
+    if !is_tracing() {
+        return None;
+    }
+    TRACERS.with(|s| {
+        let s = s.borrow();
+        let (level, v) = known_at(&s, t)?;
+        let tr = &s[level];
+        let name = match v {
+            Value::Input(i) => format!("args_{i}:0"),
+            Value::Node(n, k) => {
+                let op = &tr.graph.nodes[n as usize].name;
+                let before = tr.graph.nodes[..n as usize]
+                    .iter()
+                    .filter(|m| &m.name == op)
+                    .count();
+                match before {
+                    0 => format!("{op}:{k}"),
+                    c => format!("{op}_{c}:{k}"),
+                }
+            }
+            Value::Const(_) => return None,
+        };
+        Some((name, shape_at(tr, v, t).unwrap_or(StaticShape::Example)))
     })
 }
 

@@ -107,13 +107,17 @@ fn _record_custom(
             let x_refs: Vec<&Tensor> = a[..n].iter().collect();
             // Variables the call takes as arguments stand in for the traced ones.
             let vars = vars.iter().map(crate::graph::resolve).collect();
-            record_custom(
-                &x_refs,
-                a[n..].to_vec(),
-                vars,
-                grad.clone(),
-                Some(owned.clone()),
-            )
+            // While tracing, forward accumulators take the node's JVP from `grad` now:
+            // its ops give example values only (the node does it again on each run).
+            crate::graph::scratch(|| {
+                record_custom(
+                    &x_refs,
+                    a[n..].to_vec(),
+                    vars,
+                    grad.clone(),
+                    Some(owned.clone()),
+                )
+            })
         })?;
         return Ok(outs.into_iter().map(PyTensor::from).collect());
     }

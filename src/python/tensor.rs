@@ -312,7 +312,23 @@ fn shape_str(s: &[usize]) -> String {
     }
 }
 
+/// A symbolic tensor's static shape as TF prints it: `(None, 3)`, `<unknown>`.
+fn static_shape_str(shape: crate::graph::StaticShape, t: &Tensor) -> String {
+    match shape {
+        crate::graph::StaticShape::Example => shape_str(t.shape()),
+        crate::graph::StaticShape::Partial(d) => crate::graph::shape_text(d.as_deref()),
+    }
+}
+
 pub(crate) fn tensor_str(py: Python<'_>, t: &Tensor) -> PyResult<String> {
+    if let Some((name, shape)) = crate::graph::symbolic_name(t) {
+        // In a trace, as TF prints a graph tensor: no value, the static shape.
+        return Ok(format!(
+            "Tensor(\"{name}\", shape={}, dtype={})",
+            static_shape_str(shape, t),
+            t.dtype()
+        ));
+    }
     Ok(format!(
         "gt.Tensor({}, shape={}, dtype={})",
         format_value(py, t)?,
@@ -322,6 +338,13 @@ pub(crate) fn tensor_str(py: Python<'_>, t: &Tensor) -> PyResult<String> {
 }
 
 pub(crate) fn tensor_repr(py: Python<'_>, t: &Tensor) -> PyResult<String> {
+    if let Some((name, shape)) = crate::graph::symbolic_name(t) {
+        return Ok(format!(
+            "<gt.Tensor '{name}' shape={} dtype={}>",
+            static_shape_str(shape, t),
+            t.dtype()
+        ));
+    }
     let a = to_numpy(py, t)?;
     let v = if t.ndim() == 0 {
         format_value(py, t)?

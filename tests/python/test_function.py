@@ -1058,16 +1058,17 @@ def test_tape_and_accumulator_inside_a_function_see_the_cond_connected(fn):
     assert float(f(gt.constant(0), gt.constant(2.0))) == 0.0
 
 
+@gt.custom_gradient
+def clip_grad(x):
+    def grad(dy):
+        return gt.clip_by_value(dy, -1.0, 1.0)
+
+    return x * 1.0, grad
+
+
 def test_a_custom_gradient_function_runs_inside_a_traced_tape():
     # The grad_fn's ops run while the trace computes the gradient's example value: they
     # are not nodes of the graph (the gradient is one node, computed again each run).
-    @gt.custom_gradient
-    def clip_grad(x):
-        def grad(dy):
-            return gt.clip_by_value(dy, -1.0, 1.0)
-
-        return x * 1.0, grad
-
     def f(x):
         with gt.GradientTape() as tape:
             tape.watch(x)
@@ -1080,3 +1081,24 @@ def test_a_custom_gradient_function_runs_inside_a_traced_tape():
     assert traced(x).numpy().tolist() == [1.0, 0.5]
     assert traced(gt.constant([4.0, 5.0])).numpy().tolist() == [1.0, 0.5]
     assert traced.experimental_get_tracing_count() == 1
+
+
+def test_a_custom_gradient_under_an_accumulator_and_a_jacobian_in_a_trace():
+    def jvp(x):
+        with gt.autodiff.ForwardAccumulator(x, gt.constant([3.0, 0.5])) as acc:
+            y = clip_grad(x) * 2.0
+        return acc.jvp(y)
+
+    def jac(x):
+        with gt.GradientTape() as tape:
+            tape.watch(x)
+            y = clip_grad(x) * x
+        return tape.jacobian(y, x)
+
+    x = gt.constant([1.0, 2.0])
+    # The JVP goes through grad_fn (TF's double-VJP rule: the derivative of grad_fn at a
+    # zero upstream gradient, where the clip passes it), times 2.
+    assert jvp(x).numpy().tolist() == [6.0, 1.0]
+    assert gt.function(jvp)(x).numpy().tolist() == [6.0, 1.0]
+    assert jac(x).numpy().tolist() == [[2.0, 0.0], [0.0, 3.0]]
+    assert gt.function(jac)(x).numpy().tolist() == [[2.0, 0.0], [0.0, 3.0]]

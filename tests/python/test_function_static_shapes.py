@@ -277,3 +277,27 @@ def test_a_custom_gradient_keeps_the_static_shape_of_its_body():
     np.testing.assert_array_equal(f(gt.ones([3, 2])).numpy(), np.ones((3, 2), np.float32))
     np.testing.assert_array_equal(f(gt.ones([1, 2])).numpy(), np.ones((1, 2), np.float32))
     assert seen == [[None, 2]]
+
+
+def test_a_symbolic_tensor_prints_as_tf_prints_a_graph_tensor(capsys):
+    @gt.function(input_signature=[gt.TensorSpec([None, 3], gt.float32)])
+    def f(x):
+        y = gt.matmul(x, gt.ones([3, 4]))
+        z = gt.matmul(y, gt.ones([4, 2]))
+        print(x)
+        print(repr(y))
+        print(z)
+        print(gt.reduce_sum(z))
+        return z
+
+    f(gt.ones([2, 3]))
+    f(gt.ones([5, 3]))
+    assert capsys.readouterr().out.splitlines() == [
+        'Tensor("args_0:0", shape=(None, 3), dtype=float32)',
+        "<gt.Tensor 'BatchMatMulV2:0' shape=(None, 4) dtype=float32>",
+        'Tensor("BatchMatMulV2_1:0", shape=(None, 2), dtype=float32)',
+        'Tensor("Sum:0", shape=(), dtype=float32)',
+    ]
+    # Printing binds the trace to no size; eager tensors print their values.
+    assert f.experimental_get_tracing_count() == 1
+    assert str(gt.constant([1.0])) == "gt.Tensor([1.], shape=(1,), dtype=float32)"
