@@ -20,6 +20,10 @@ fn dir(name: &str) -> PathBuf {
 /// `y = clip_grad(tanh(x @ w + b))`, where `clip_grad` is an identity whose gradient is
 /// clipped to norm 0.5 (the seed guide's custom gradient); written to `path`.
 fn write_model(path: &Path) -> (Tensor, Tensor) {
+    // The table of gradients recorded for saving is the process's: one save at a time
+    // (the tests of this file run in parallel).
+    static SAVING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _saving = SAVING.lock().unwrap_or_else(|e| e.into_inner());
     let w0 = Tensor::from_vec(vec![0.5f32, -1.0, 0.25, 2.0], &[2, 2]).unwrap();
     let b0 = Tensor::from_vec(vec![0.1f32, -0.2], &[2]).unwrap();
     let w = Variable::new(w0.clone(), true, Some("dense/kernel"));

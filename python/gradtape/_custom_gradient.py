@@ -22,6 +22,31 @@ def _accepts_variables(fn: Callable[..., Any]) -> bool:
     return "variables" in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
 
 
+def _as_tensor(v: Any) -> Any:
+    return v if isinstance(v, _Tensor) else _native.convert_to_tensor(v)
+
+
+def _traced_gradient(inputs: list[Any], ys: list[Any], variables: list[Any], callback: Any) -> Any:
+    """``(graph, captured)``: a custom gradient's ``callback`` traced inside the current
+    trace, with the output gradients as arguments (of any shape), into a graph giving one
+    gradient per input then per variable (zeros for ``None``); ``captured``: the values
+    of the outer trace it reads (the body's)."""
+
+    def grads(dys: list[Any]) -> list[Any]:
+        gx, gv = callback(list(dys))
+        out = []
+        for g, like in zip(list(gx) + list(gv), list(inputs) + list(variables)):
+            if g is None:
+                g = _native.zeros_like(like)
+            elif not isinstance(g, _Tensor):
+                g = _native.convert_to_tensor(g, dtype=like.dtype)
+            out.append(g)
+        return out
+
+    examples = [_native.ones_like(y) for y in ys]
+    return _native._trace_subgraph(grads, examples, [(y.dtype, None) for y in ys])
+
+
 def custom_gradient(f: _F) -> _F:
     """Decorator defining a function with a custom gradient. TF equivalent:
     ``tf.custom_gradient``.
@@ -50,9 +75,12 @@ def custom_gradient(f: _F) -> _F:
     return _custom_gradient(f)
 
 
-def _custom_gradient(f: _F, record_body: bool = True) -> _F:
+def _custom_gradient(f: _F, record_body: bool = True, trace_gradient: bool = True) -> _F:
     """``custom_gradient``; ``record_body=False`` runs the body with every tape
-    paused (``recompute_grad``: its activations must not stay on the tape)."""
+    paused (``recompute_grad``: its activations must not stay on the tape);
+    ``trace_gradient=False``: in a ``gt.function``, the gradient function is called at
+    gradient time on every call instead of being traced (``gt.distributed``: its
+    gradients communicate)."""
 
     @functools.wraps(f)
     def decorated(*args: Any, **kwargs: Any) -> Any:
@@ -115,6 +143,19 @@ def _custom_gradient(f: _F, record_body: bool = True) -> _F:
             if saved_model._saving() is not None:
                 # Traced by gt.saved_model.save: the gradient is traced too.
                 outs = saved_model._record_custom_for_saving(inputs, flat_y, variables, callback)
+                return _nest.pack_sequence_as(y, outs)
+            # In a gt.function (TF's tf.function): the gradient function is traced
+            # now, reading the body's values of each call (not this trace's). One that
+            # cannot be traced (it raises) is called at gradient time instead, where
+            # it raises when a gradient needs it, as TF's backward function would.
+            ys = [_as_tensor(v) for v in flat_y]
+            try:
+                traced = _traced_gradient(inputs, ys, variables, callback) if trace_gradient else None
+            except Exception:
+                traced = None
+            if traced is not None:
+                graph, captured = traced
+                outs = _native._record_saved_custom(inputs, ys, captured, variables, graph, live=True)
                 return _nest.pack_sequence_as(y, outs)
         outs = _native._record_custom(inputs, flat_y, variables, callback)
         return _nest.pack_sequence_as(y, outs)

@@ -399,7 +399,7 @@ def _differentiable(x: Any, forward: Callable[[Any], Any], backward: Callable[[A
     """``forward(x)`` (a collective on a concrete tensor) recorded with the gradient
     ``backward(dy)``: eagerly as it is, in a trace as a graph node. The gradient runs
     eagerly, when the tape's gradient is computed (in a traced step, on every call)."""
-    from ._custom_gradient import custom_gradient
+    from ._custom_gradient import _custom_gradient
 
     def run(t: Any) -> Any:
         if _native._is_tracing():
@@ -411,7 +411,6 @@ def _differentiable(x: Any, forward: Callable[[Any], Any], backward: Callable[[A
     if not (x.dtype.is_floating or x.dtype.is_complex):
         return run(x)
 
-    @custom_gradient
     def f(t: Any) -> Any:
         def grad(dy: Any) -> Any:
             # Tracing records the tape's gradient as one node and computes it once on
@@ -424,7 +423,7 @@ def _differentiable(x: Any, forward: Callable[[Any], Any], backward: Callable[[A
 
         return run(t), grad
 
-    return f(x)
+    return _custom_gradient(f, trace_gradient=False)(x)
 
 
 def _reducible(t: Any, what: str) -> None:

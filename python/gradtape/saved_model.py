@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from . import _gradtape as _native
-from . import _nest, _safetensors
+from . import _custom_gradient, _nest, _safetensors
 from ._function import ConcreteFunction, Function, TensorSpec
 from ._gradtape import Tensor
 from ._gradtape import Variable as _NativeVariable
@@ -83,19 +83,7 @@ def _record_custom_for_saving(inputs: list[Any], flat_y: list[Any], variables: l
     if options is None or not options.experimental_custom_gradients:
         return _native._record_saved_custom(inputs, ys, [], variables, None)
 
-    def grads(dys: list[Any]) -> list[Any]:
-        gx, gv = callback(list(dys))
-        out = []
-        for g, like in zip(list(gx) + list(gv), list(inputs) + list(variables)):
-            if g is None:
-                g = _native.zeros_like(like)
-            elif not isinstance(g, Tensor):
-                g = _native.convert_to_tensor(g, dtype=like.dtype)
-            out.append(g)
-        return out
-
-    examples = [_native.ones_like(y) for y in ys]
-    graph, captured = _native._trace_subgraph(grads, examples, [(y.dtype, None) for y in ys])
+    graph, captured = _custom_gradient._traced_gradient(inputs, ys, variables, callback)
     return _native._record_saved_custom(inputs, ys, captured, variables, graph)
 
 

@@ -1,21 +1,27 @@
-//! A graph run under a tape, recorded as one node.
+//! A graph run under tapes, recorded as one node.
 //!
-//! Run eagerly under a tape, a graph's ops would each be recorded on it. When the only
-//! thing on this thread's stack is one recording, non-persistent tape, a run instead
-//! records its ops on a tape of its own (watching what the outer tape watches, with the
-//! same `watch_accessed_variables`) and then puts ONE node on the outer tape: the
-//! call, from the arguments, captured tensors and variables the outer tape knows to the
-//! graph's outputs. The node's gradient rule is the run's own backward sweep (the ops'
-//! gradient rules over what the run recorded), run where the outer sweep runs (with
-//! the GIL released from Python). Its values are the eager ones: the same rules, over
-//! the same recorded ops.
+//! Run eagerly under a tape, a graph's ops would each be recorded on it. Instead a run
+//! records its ops on a tape of its own (watching what the active tapes watch, with
+//! `watch_accessed_variables` if any of them has it) and then puts ONE node on each
+//! recording tape that knows one of its inputs: the call, from the arguments, captured
+//! tensors and variables to the graph's outputs. The node's gradient rule is the run's
+//! own backward sweep (the ops' gradient rules over what the run recorded), run where
+//! the outer sweep runs (with the GIL released from Python). Its values are the eager
+//! ones: the same rules, over the same recorded ops.
 //!
-//! Higher order: the rule's ops are recorded by any tape active while the outer
-//! gradient is computed, as any rule's are (so a tape entered after the call sees the
-//! backward pass as it would eagerly). A tape that saw the call itself would need the
-//! run's inner values linked to it, so a run under several tapes, a persistent tape
-//! (which may differentiate its own gradient computation) or a forward accumulator is
-//! recorded op by op instead, as before.
+//! Higher order: the rule's ops are recorded by any tape active while the gradient is
+//! computed, as any rule's are. Those ops read the run's inner values (what its ops
+//! saved for their gradients). A tape entered after the call sees them as constants,
+//! as it would eagerly. A tape that saw the call (an outer one of nested tapes, or a
+//! persistent tape differentiating its own gradient) must see them as values of the
+//! call: then the node also has them as outputs, and its rule takes their gradients
+//! (TF's forward function that returns its intermediates). TF's order of nesting holds
+//! as for any op.
+//!
+//! Op by op instead, as before: under a forward accumulator (its tangents are the
+//! ops'), when an output of the run is one of its inputs, and, when a tape may
+//! differentiate the gradient, when a rule calls user code (whose closures may read
+//! values the run did not save).
 
 use std::sync::Arc;
 
@@ -24,7 +30,7 @@ use smallvec::SmallVec;
 use super::{tapes, Graph, Value};
 use crate::error::Result;
 use crate::ops::{Grads, Op, Saves, VjpCx};
-use crate::tape::arena::{Node, Slot};
+use crate::tape::arena::{Entry, Node, Slot};
 use crate::tape::stack;
 use crate::tape::{GradientTape, Source, TapeCell, UnconnectedGradients};
 use crate::tensor::Tensor;
@@ -41,7 +47,8 @@ enum Wrt {
 struct CallOp {
     /// The run's tape (persistent: a jacobian may sweep it once per block of rows).
     tape: GradientTape,
-    /// The run's differentiable outputs: the node's outputs, in order.
+    /// The node's outputs, in order: the run's differentiable results, then (when a
+    /// tape may differentiate the rule) the inner values the rule reads.
     outputs: Vec<Tensor>,
     /// The node's inputs.
     wrt: Vec<Wrt>,
@@ -62,6 +69,9 @@ impl Op for CallOp {
     fn calls_user_code(&self) -> bool {
         self.user_code
     }
+    fn knows_absent(&self) -> bool {
+        true
+    }
     fn vjp(&self, cx: &VjpCx<'_>, dys: &[Tensor]) -> Result<Grads> {
         let wanted: Vec<usize> = (0..self.wrt.len()).filter(|&i| cx.needs(i)).collect();
         let sources: Vec<Source<'_>> = wanted
@@ -71,7 +81,11 @@ impl Op for CallOp {
                 Wrt::Variable(v) => Source::Variable(v),
             })
             .collect();
-        let seeds = dys.iter().cloned().map(Some).collect();
+        let seeds = dys
+            .iter()
+            .enumerate()
+            .map(|(k, dy)| cx.has_gradient(k).then(|| dy.clone()))
+            .collect();
         let g = self.tape.gradient_batched(
             &self.outputs,
             &sources,
@@ -87,10 +101,10 @@ impl Op for CallOp {
     }
 }
 
-/// Runs `g` on `args` recorded as one node of the tape active on this thread, when
-/// that is possible (see the module's text); `None`: run it as before.
+/// Runs `g` on `args` recorded as one node of each tape recording on this thread,
+/// when that is possible (see the module's text); `None`: run it as before.
 pub(super) fn run_as_one_node(g: &Graph, args: &[Tensor]) -> Option<Result<Vec<Tensor>>> {
-    let outer = stack::sole_tape()?;
+    let (tapes, nested) = stack::recording_tapes()?;
     // An output that is an argument or a constant would be a node's input and output.
     if g.outputs
         .iter()
@@ -98,27 +112,33 @@ pub(super) fn run_as_one_node(g: &Graph, args: &[Tensor]) -> Option<Result<Vec<T
     {
         return None;
     }
-    // What the outer tape knows: the run's tape watches the same.
-    let (watch_accessed, known, vars) = {
-        let t = outer.lock();
-        let known: Vec<bool> = args
-            .iter()
-            .chain(&g.consts)
-            .map(|x| x.dtype().is_differentiable() && t.ids.contains_key(&x.id()))
-            .collect();
-        (t.watch_accessed, known, t.watched_vars.clone())
-    };
+    // What the tapes know: the run's tape watches the same.
+    let ins: Vec<&Tensor> = args.iter().chain(&g.consts).collect();
+    let mut known = vec![false; ins.len()];
+    let mut vars: Vec<Variable> = Vec::new();
+    let mut watch_accessed = false;
+    let mut higher = nested;
+    for cell in &tapes {
+        let t = cell.lock();
+        for (k, x) in known.iter_mut().zip(&ins) {
+            *k |= x.dtype().is_differentiable() && t.ids.contains_key(&x.id());
+        }
+        for v in &t.watched_vars {
+            if !vars.iter().any(|w| w.id() == v.id()) {
+                vars.push(v.clone());
+            }
+        }
+        watch_accessed |= t.watch_accessed;
+        higher |= t.persistent;
+    }
     if !known.contains(&true) && vars.is_empty() && !watch_accessed {
-        // Nothing the run does can be recorded on the outer tape.
+        // Nothing the run does can be recorded on the tapes.
         return None;
     }
     let inner = GradientTape::with_options(true, watch_accessed);
-    for (x, _) in args
-        .iter()
-        .chain(&g.consts)
-        .zip(&known)
-        .filter(|(_, k)| **k)
-    {
+    // Its ops are recorded as the active tapes would record them (see `TapeInner::shared`).
+    inner.cell().lock().shared = nested;
+    for (x, _) in ins.iter().zip(&known).filter(|(_, k)| **k) {
         inner.watch(x);
     }
     for v in &vars {
@@ -133,86 +153,146 @@ pub(super) fn run_as_one_node(g: &Graph, args: &[Tensor]) -> Option<Result<Vec<T
     };
     // The node reads every differentiable argument and constant, watched or not: a
     // gradient with respect to one the run's ops read is the eager one.
-    let tensors: Vec<Tensor> = args
-        .iter()
-        .chain(&g.consts)
+    let tensors: Vec<Tensor> = ins
+        .into_iter()
         .filter(|x| x.dtype().is_differentiable())
         .cloned()
         .collect();
-    Some(Ok(record(&outer, inner, outs, tensors, reads)))
+    let call = Call {
+        inner,
+        outs,
+        tensors,
+        reads,
+    };
+    Some(Ok(call.record(&tapes, nested, higher)))
 }
 
-/// Puts the run on the outer tape: one call node, or (when the run's outputs cannot be
-/// a node's) every op the run recorded.
-fn record(
-    outer: &Arc<TapeCell>,
+/// A finished run, to be put on the tapes.
+struct Call {
+    /// The run's tape.
     inner: GradientTape,
     outs: Vec<Tensor>,
+    /// The differentiable arguments and constants.
     tensors: Vec<Tensor>,
+    /// The variables the run read.
     reads: Vec<Variable>,
-) -> Vec<Tensor> {
-    // Variables the run's tape watched (explicitly, or read with watch_accessed) that
-    // the run read: the outer tape watches them, as it would have eagerly.
-    let watched: Vec<Variable> = inner.cell().lock().watched_vars.clone();
-    let read_vars: Vec<Variable> = watched
-        .into_iter()
-        .filter(|v| reads.iter().any(|r| r.id() == v.id()))
-        .collect();
-    {
-        let mut t = outer.lock();
+}
+
+impl Call {
+    /// Puts the run on the tapes: one call node, or (when the run's outputs cannot be
+    /// a node's, or `higher` order needs what a user rule reads) every op the run
+    /// recorded. `nested`: more than one tape is active; `higher`: a tape that saw the
+    /// call may differentiate its gradient.
+    fn record(self, tapes: &[Arc<TapeCell>], nested: bool, higher: bool) -> Vec<Tensor> {
+        let Call {
+            inner,
+            outs,
+            tensors,
+            reads,
+        } = self;
+        // Variables the run read that a tape watches (explicitly, or as a trainable
+        // variable read with watch_accessed): the tape watches them, as it would have
+        // eagerly. `read_vars`: those some tape watches.
+        let mut read_vars: Vec<Variable> = Vec::new();
+        for cell in tapes {
+            let mut t = cell.lock();
+            for v in &reads {
+                if t.ids.contains_key(&v.id()) || (t.watch_accessed && v.trainable()) {
+                    t.watch_variable(v);
+                    if !read_vars.iter().any(|r| r.id() == v.id()) && t.ids.contains_key(&v.id()) {
+                        read_vars.push(v.clone());
+                    }
+                }
+            }
+        }
+        if inner.num_nodes() == 0 {
+            return outs;
+        }
+        // Each input once (an argument passed twice is one source).
+        let mut wrt: Vec<Wrt> = Vec::new();
+        let mut inputs: SmallVec<[Slot; 2]> = SmallVec::new();
+        for x in &tensors {
+            if !inputs.iter().any(|s| s.id == x.id()) {
+                inputs.push(Slot::of(x));
+                wrt.push(Wrt::Tensor(x.clone()));
+            }
+        }
         for v in &read_vars {
-            t.watch_variable(v);
+            if !inputs.iter().any(|s| s.id == v.id()) {
+                inputs.push(Slot {
+                    id: v.id(),
+                    shape: SmallVec::from_slice(&v.shape()),
+                    dtype: v.dtype(),
+                });
+                wrt.push(Wrt::Variable(v.clone()));
+            }
         }
-    }
-    if inner.num_nodes() == 0 {
-        return outs;
-    }
-    // Each input once (an argument passed twice is one source).
-    let mut wrt: Vec<Wrt> = Vec::new();
-    let mut inputs: SmallVec<[Slot; 2]> = SmallVec::new();
-    for x in &tensors {
-        if !inputs.iter().any(|s| s.id == x.id()) {
-            inputs.push(Slot::of(x));
-            wrt.push(Wrt::Tensor(x.clone()));
+        let mut outputs: Vec<Tensor> = outs
+            .iter()
+            .filter(|t| t.dtype().is_differentiable())
+            .cloned()
+            .collect();
+        // An output that is also an input (an op that returned its input itself), or
+        // twice an output: recorded op by op instead.
+        let clash = outputs.iter().enumerate().any(|(k, o)| {
+            inputs.iter().any(|s| s.id == o.id()) || outputs[..k].iter().any(|p| p.id() == o.id())
+        });
+        let user_code = inner.calls_user_code();
+        if clash || outputs.is_empty() || inputs.is_empty() || (higher && user_code) {
+            stack::replay(inner.cell(), tapes, nested);
+            return outs;
         }
-    }
-    for v in &read_vars {
-        if !inputs.iter().any(|s| s.id == v.id()) {
-            inputs.push(Slot {
-                id: v.id(),
-                shape: SmallVec::from_slice(&v.shape()),
-                dtype: v.dtype(),
-            });
-            wrt.push(Wrt::Variable(v.clone()));
+        if higher {
+            outputs.extend(saved_values(&inner, &inputs, &outputs));
         }
+        let node = Node {
+            saved_inputs: inputs.iter().map(|_| None).collect(),
+            saved_outputs: outputs.iter().map(|_| None).collect(),
+            outputs: outputs.iter().map(Slot::of).collect(),
+            op: Arc::new(CallOp {
+                tape: inner,
+                outputs,
+                wrt,
+                user_code,
+            }),
+            inputs,
+        };
+        // On each tape that knows one of the node's inputs, as any op.
+        for cell in tapes {
+            let mut t = cell.lock();
+            if node.inputs.iter().any(|s| t.ids.contains_key(&s.id)) {
+                t.shared |= nested;
+                drop(t);
+                stack::push_node(cell, node.clone());
+            }
+        }
+        outs
     }
-    let outputs: Vec<Tensor> = outs
+}
+
+/// The values the run's ops saved for their gradients that the run made (not its
+/// inputs, not its results), each once: what a gradient computed by the call's rule
+/// reads, for a tape that differentiates it.
+fn saved_values(inner: &GradientTape, inputs: &[Slot], results: &[Tensor]) -> Vec<Tensor> {
+    let t = inner.cell().lock();
+    let mut seen: rustc_hash::FxHashSet<crate::tensor::TensorId> = inputs
         .iter()
-        .filter(|t| t.dtype().is_differentiable())
-        .cloned()
+        .map(|s| s.id)
+        .chain(results.iter().map(Tensor::id))
         .collect();
-    // An output that is also an input (an op that returned its input itself), or
-    // twice an output: recorded op by op instead.
-    let clash = outputs.iter().enumerate().any(|(k, o)| {
-        inputs.iter().any(|s| s.id == o.id()) || outputs[..k].iter().any(|p| p.id() == o.id())
-    });
-    if clash || outputs.is_empty() || inputs.is_empty() {
-        stack::splice(inner.cell(), outer);
-        return outs;
+    let mut values = Vec::new();
+    for node in &t.nodes {
+        for x in node
+            .saved_inputs
+            .iter()
+            .chain(&node.saved_outputs)
+            .flatten()
+        {
+            let made = matches!(t.ids.get(&x.id()), Some(Entry::Produced { .. }));
+            if made && x.dtype().is_differentiable() && seen.insert(x.id()) {
+                values.push(x.clone());
+            }
+        }
     }
-    let user_code = inner.calls_user_code();
-    let node = Node {
-        saved_inputs: inputs.iter().map(|_| None).collect(),
-        saved_outputs: outputs.iter().map(|_| None).collect(),
-        inputs,
-        outputs: outputs.iter().map(Slot::of).collect(),
-        op: Arc::new(CallOp {
-            tape: inner,
-            outputs,
-            wrt,
-            user_code,
-        }),
-    };
-    stack::push_node(outer, node);
-    outs
+    values
 }

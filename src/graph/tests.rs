@@ -352,18 +352,22 @@ fn long_chain(a: &[Tensor]) -> Result<Vec<Tensor>> {
 fn chain_derivatives(g: &Graph, xs: &[Tensor]) -> (Tensor, Vec<Tensor>, Tensor, usize) {
     let sources: Vec<crate::tape::Source<'_>> =
         xs.iter().map(crate::tape::Source::Tensor).collect();
-    let forward = |tape: &crate::GradientTape| {
+    let forward = |tape: &crate::GradientTape, by_op: bool| {
         let _i = tape.enter();
         for x in xs {
             tape.watch(x);
         }
-        let y = g.run(xs).unwrap().remove(0);
-        ops::reduce_sum(&y, None, false).unwrap()
+        let y = if by_op {
+            tapes::with_frame(|| g.run_unchecked(xs))
+        } else {
+            g.run(xs)
+        };
+        ops::reduce_sum(&y.unwrap().remove(0), None, false).unwrap()
     };
-    // A persistent tape records a run op by op (a non-persistent one would record the
-    // whole run as one call node), so its node count shows what fusion did.
-    let tape = crate::GradientTape::persistent();
-    let y = forward(&tape);
+    // Run op by op (a call would be one node), the tape's node count shows what fusion
+    // did.
+    let tape = crate::GradientTape::new();
+    let y = forward(&tape, true);
     let nodes = tape.num_nodes();
     let grads: Vec<Tensor> = tape
         .gradient(
@@ -381,7 +385,7 @@ fn chain_derivatives(g: &Graph, xs: &[Tensor]) -> (Tensor, Vec<Tensor>, Tensor, 
         let _o = outer.enter();
         outer.watch(&xs[0]);
         let inner = crate::GradientTape::new();
-        let y = forward(&inner);
+        let y = forward(&inner, false);
         let gx = inner.gradient1(&y, &xs[0]).unwrap().unwrap();
         ops::reduce_sum(&gx, None, false).unwrap()
     };
@@ -517,14 +521,16 @@ fn a_compiled_chain_broadcasts_rows_and_single_elements() {
     let fused = traced.graph.optimize().unwrap();
     assert_eq!(fused.nodes().len(), 1);
     let run = |g: &Graph| {
-        // Persistent: the run is recorded op by op (see `chain_derivatives`).
-        let tape = crate::GradientTape::persistent();
+        // Op by op (see `chain_derivatives`).
+        let tape = crate::GradientTape::new();
         let y = {
             let _r = tape.enter();
             for x in &xs {
                 tape.watch(x);
             }
-            g.run(&xs).unwrap().remove(0)
+            tapes::with_frame(|| g.run_unchecked(&xs))
+                .unwrap()
+                .remove(0)
         };
         let nodes = tape.num_nodes();
         let sources: Vec<crate::tape::Source<'_>> =
@@ -579,24 +585,20 @@ fn a_run_drops_each_value_after_its_last_reader_and_keeps_outputs() {
 }
 
 #[test]
-fn a_run_under_one_non_persistent_tape_is_one_node_with_the_op_by_op_gradients() {
-    let x = Tensor::from_vec(vec![0.5, -1.25, 2.0], &[3]).unwrap();
-    let w = Tensor::from_vec(vec![1.5, 0.25, -0.75], &[3]).unwrap();
-    let xs = [x, w];
-    let specs: Vec<Spec> = xs.iter().map(Spec::of).collect();
-    let traced = trace(&xs, specs, |a| {
-        let u = traced_binary("Mul", ops::multiply, &a[0], &a[1])?;
-        let u = traced_unary("Sin", ops::sin, &u)?;
-        Ok(vec![traced_binary("AddV2", ops::add, &u, &a[0])?])
-    })
-    .unwrap();
-    let run = |tape: &crate::GradientTape| {
+fn a_run_under_one_tape_is_one_node_with_the_op_by_op_gradients() {
+    let (traced, xs) = sin_xw_plus_x();
+    let run = |tape: &crate::GradientTape, graph: bool| {
         let y = {
             let _r = tape.enter();
             for x in &xs {
                 tape.watch(x);
             }
-            traced.graph.run(&xs).unwrap().remove(0)
+            if graph {
+                traced.graph.run(&xs).unwrap().remove(0)
+            } else {
+                let u = ops::sin(&ops::multiply(&xs[0], &xs[1]).unwrap()).unwrap();
+                ops::add(&u, &xs[0]).unwrap()
+            }
         };
         let nodes = tape.num_nodes();
         let sources: Vec<crate::tape::Source<'_>> =
@@ -615,11 +617,12 @@ fn a_run_under_one_non_persistent_tape_is_one_node_with_the_op_by_op_gradients()
             .collect();
         (y.to_vec::<f64>().unwrap(), grads, nodes)
     };
-    let (y1, g1, n1) = run(&crate::GradientTape::new());
-    let (y0, g0, n0) = run(&crate::GradientTape::persistent());
-    assert_eq!((n0, n1), (3, 1));
-    assert_eq!(y0, y1);
-    assert_eq!(g0, g1);
+    let (y0, g0, n0) = run(&crate::GradientTape::new(), false);
+    let (y1, g1, n1) = run(&crate::GradientTape::new(), true);
+    let (y2, g2, n2) = run(&crate::GradientTape::persistent(), true);
+    assert_eq!((n0, n1, n2), (3, 1, 1));
+    assert_eq!((&y0, &g0), (&y1, &g1));
+    assert_eq!((&y0, &g0), (&y2, &g2));
     // d/dx = cos(x w) w + 1, d/dw = cos(x w) x
     let (xv, wv): ([f64; 3], [f64; 3]) = ([0.5, -1.25, 2.0], [1.5, 0.25, -0.75]);
     for i in 0..3 {
@@ -627,6 +630,88 @@ fn a_run_under_one_non_persistent_tape_is_one_node_with_the_op_by_op_gradients()
         assert!((g1[0][i] - (c * wv[i] + 1.0)).abs() < 1e-15);
         assert!((g1[1][i] - c * xv[i]).abs() < 1e-15);
     }
+}
+
+/// `sin(x w) + x`, traced, with its arguments.
+fn sin_xw_plus_x() -> (Traced, [Tensor; 2]) {
+    let x = Tensor::from_vec(vec![0.5, -1.25, 2.0], &[3]).unwrap();
+    let w = Tensor::from_vec(vec![1.5, 0.25, -0.75], &[3]).unwrap();
+    let xs = [x, w];
+    let specs: Vec<Spec> = xs.iter().map(Spec::of).collect();
+    let traced = trace(&xs, specs, |a| {
+        let u = traced_binary("Mul", ops::multiply, &a[0], &a[1])?;
+        let u = traced_unary("Sin", ops::sin, &u)?;
+        Ok(vec![traced_binary("AddV2", ops::add, &u, &a[0])?])
+    })
+    .unwrap();
+    (traced, xs)
+}
+
+#[test]
+fn a_run_under_a_tape_that_differentiates_its_gradient_is_one_node_with_exact_second_derivatives() {
+    use crate::tape::{GradientTape, Source, UnconnectedGradients::Zero};
+    let (traced, xs) = sin_xw_plus_x();
+    let eager =
+        |x: &Tensor| -> Result<Tensor> { ops::add(&ops::sin(&ops::multiply(x, &xs[1])?)?, x) };
+    let sum = |t: &Tensor| ops::reduce_sum(t, None, false).unwrap();
+    let grad = |tape: &GradientTape, y: &Tensor| {
+        tape.gradient(
+            std::slice::from_ref(y),
+            &[Source::Tensor(&xs[0])],
+            None,
+            Zero,
+        )
+        .unwrap()
+        .remove(0)
+        .unwrap()
+    };
+    // d/dx = cos(x w) w + 1; d/dx of its sum: -sin(x w) w².
+    let want: Vec<f64> = (0..3)
+        .map(|i| {
+            let (x, w) = (vals(&xs[0])[i], vals(&xs[1])[i]);
+            -(x * w).sin() * w * w
+        })
+        .collect();
+    let close = |a: Vec<f64>, b: &[f64]| {
+        for (a, b) in a.iter().zip(b) {
+            assert!((a - b).abs() < 1e-14, "{a} vs {b}");
+        }
+    };
+    // A persistent tape differentiates the gradient it computed in its context.
+    for graph in [true, false] {
+        let tape = GradientTape::persistent();
+        let d2 = {
+            let _r = tape.enter();
+            tape.watch(&xs[0]);
+            let y = if graph {
+                traced.graph.run(&xs).unwrap().remove(0)
+            } else {
+                eager(&xs[0]).unwrap()
+            };
+            if graph {
+                assert_eq!(tape.num_nodes(), 1);
+            }
+            let g = grad(&tape, &sum(&y));
+            sum(&g)
+        };
+        close(vals(&grad(&tape, &d2)), &want);
+    }
+    // Nested tapes that both saw the call: one node on each.
+    let outer = GradientTape::new();
+    let d2 = {
+        let _o = outer.enter();
+        outer.watch(&xs[0]);
+        let inner = GradientTape::new();
+        let y = {
+            let _i = inner.enter();
+            inner.watch(&xs[0]);
+            let y = traced.graph.run(&xs).unwrap().remove(0);
+            assert_eq!((outer.num_nodes(), inner.num_nodes()), (1, 1));
+            sum(&y)
+        };
+        sum(&grad(&inner, &y))
+    };
+    close(vals(&grad(&outer, &d2)), &want);
 }
 
 #[test]

@@ -221,6 +221,13 @@ pub trait Op: Send + Sync + 'static {
     fn owned(&self) -> Option<&crate::custom::Owned> {
         None
     }
+    /// Whether [`Op::vjp`] asks which output gradients are absent
+    /// ([`VjpCx::has_gradient`]): the sweep then passes a scalar zero in their place
+    /// instead of a zero tensor of the output's shape (a graph call's node has an output
+    /// for every value its backward reads, most of them without a gradient).
+    fn knows_absent(&self) -> bool {
+        false
+    }
 }
 
 /// A sparse gradient, TF's `IndexedSlices`: the dense gradient (of `dense_shape`) is
@@ -271,11 +278,25 @@ pub struct VjpCx<'a> {
     node: &'a Node,
     needs: &'a [bool],
     batch: usize,
+    /// Which outputs have a gradient, when the sweep says ([`Op::knows_absent`]).
+    present: Option<&'a [bool]>,
 }
 
 impl<'a> VjpCx<'a> {
     pub(crate) fn new(node: &'a Node, needs: &'a [bool], batch: usize) -> Self {
-        VjpCx { node, needs, batch }
+        VjpCx {
+            node,
+            needs,
+            batch,
+            present: None,
+        }
+    }
+    /// The same, telling which outputs have a gradient.
+    pub(crate) fn with_present(self, present: &'a [bool]) -> Self {
+        VjpCx {
+            present: Some(present),
+            ..self
+        }
     }
     /// The same node with other inputs wanted.
     pub fn with_needs<'b>(&'b self, needs: &'b [bool]) -> VjpCx<'b> {
@@ -283,7 +304,13 @@ impl<'a> VjpCx<'a> {
             node: self.node,
             needs,
             batch: self.batch,
+            present: self.present,
         }
+    }
+    /// Whether output `i` has a gradient (always true unless the op
+    /// [`knows_absent`](Op::knows_absent): then an absent one is a scalar zero).
+    pub fn has_gradient(&self, i: usize) -> bool {
+        self.present.is_none_or(|p| p[i])
     }
     /// The node's op (its rule, or the override that replaced it).
     pub(crate) fn op(&self) -> &dyn Op {

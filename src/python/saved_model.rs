@@ -75,13 +75,17 @@ fn _trace_subgraph(
 /// Records a custom-gradient node traced for saving (see
 /// `saved_model::record_saved_custom_gradient`); `gradient` is None when saved without
 /// custom gradients.
+/// `live`: a node of a gt.function's trace, not of a trace for saving (see
+/// `saved_model::record_traced_custom_gradient`).
 #[pyfunction]
+#[pyo3(signature = (inputs, outputs, captured, vars, gradient, live = false))]
 fn _record_saved_custom(
     inputs: Vec<Bound<'_, PyAny>>,
     outputs: Vec<Bound<'_, PyAny>>,
     captured: Vec<Bound<'_, PyAny>>,
     vars: Vec<Bound<'_, PyAny>>,
     gradient: Option<Bound<'_, PyGraph>>,
+    live: bool,
 ) -> PyResult<Vec<PyTensor>> {
     let xs = tensors(&inputs, "inputs")?;
     let ys = tensors(&outputs, "outputs")?;
@@ -93,7 +97,13 @@ fn _record_saved_custom(
         n_captured: cs.len(),
         variables: variables(&vars)?,
     };
-    let outs = guarded(|| saved_model::record_saved_custom_gradient(&xs, &ys, &cs, saved))?;
+    let outs = guarded(|| {
+        if live {
+            saved_model::record_traced_custom_gradient(&xs, &ys, &cs, saved)
+        } else {
+            saved_model::record_saved_custom_gradient(&xs, &ys, &cs, saved)
+        }
+    })?;
     Ok(outs.into_iter().map(PyTensor::from).collect())
 }
 

@@ -223,6 +223,31 @@ pub fn record_saved_custom_gradient(
     )
 }
 
+/// Records a custom-gradient node of a live trace (a gt.function's) whose gradient
+/// function was traced too: as [`record_saved_custom_gradient`], but in no table (the
+/// trace is not saved) and never merged with another node. Its inputs are ordered
+/// `inputs, captured, outputs`: the outputs last, as every custom-gradient node of a
+/// trace has them (a trace's static shapes take the outputs' from there).
+pub fn record_traced_custom_gradient(
+    inputs: &[Tensor],
+    outputs: &[Tensor],
+    captured: &[Tensor],
+    saved: SavedGradient,
+) -> Result<Vec<Tensor>> {
+    let (n_in, n_cap) = (inputs.len(), captured.len());
+    let all: Vec<&Tensor> = inputs.iter().chain(captured).chain(outputs).collect();
+    let f = custom_forward(Arc::new(saved));
+    crate::graph::apply_stateful("CustomGradient", &all, move |a| {
+        // custom_forward's order: inputs, outputs, captured.
+        let (xs, rest) = a.split_at(n_in);
+        let (cs, ys) = rest.split_at(n_cap);
+        let ordered: Vec<Tensor> = xs.iter().chain(ys).chain(cs).cloned().collect();
+        // While tracing, a forward accumulator's JVP through the gradient gives an
+        // example value only (see `graph::scratch`).
+        crate::graph::scratch(|| f(&ordered))
+    })
+}
+
 /// Empties the table of custom gradients recorded for saving.
 pub fn forget_saved_gradients() {
     SAVED_GRADIENTS
@@ -248,7 +273,12 @@ fn custom_forward(saved: Arc<SavedGradient>) -> crate::graph::Forward {
             };
             let mut args = dys.to_vec();
             args.extend(captured.iter().cloned());
-            let mut outs: Vec<Option<Tensor>> = g.run(&args)?.into_iter().map(Some).collect();
+            // Called while tracing only for an example value (in a scratch trace, see
+            // `graph::scratch`): the gradient's ops then run as they are, untraced.
+            let mut outs: Vec<Option<Tensor>> = crate::graph::paused(|| g.run(&args))?
+                .into_iter()
+                .map(Some)
+                .collect();
             if outs.len() != n_in + n_vars {
                 return Err(Error::invalid(
                     "custom_gradient",

@@ -532,12 +532,19 @@ fn sweep_node(
             return Ok(());
         }
     }
+    let knows_absent = node.op.knows_absent();
+    let present: SmallVec<[bool; 4]> = if knows_absent {
+        dys.iter().map(Option::is_some).collect()
+    } else {
+        SmallVec::new()
+    };
     let dys = {
         let mut dense: SmallVec<[Tensor; 2]> = SmallVec::with_capacity(dys.len());
         for (o, g) in node.outputs.iter().zip(dys) {
             dense.push(match g {
                 Some(Grad::Dense(g)) => g,
                 Some(g) => g.into_dense()?,
+                None if knows_absent => ops::zeros(&[], o.dtype)?,
                 None => {
                     let shape: Vec<usize> = lead.iter().chain(o.shape.iter()).copied().collect();
                     ops::zeros(&shape, o.dtype)?
@@ -560,7 +567,13 @@ fn sweep_node(
     let gs = if batch > 0 && !node.op.batched() {
         vjp_per_row(node, &needs, &dys, batch)?
     } else {
-        ops::run_vjp(&VjpCx::new(node, &needs, batch), &dys)?
+        let cx = VjpCx::new(node, &needs, batch);
+        let cx = if knows_absent {
+            cx.with_present(&present)
+        } else {
+            cx
+        };
+        ops::run_vjp(&cx, &dys)?
     };
     if gs.len() != node.inputs.len() {
         return Err(Error::Internal(format!(

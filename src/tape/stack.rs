@@ -125,16 +125,27 @@ pub fn any_active() -> bool {
     STACK.with(|s| !s.borrow().is_empty())
 }
 
-/// The tape active on this thread when it is the stack's only entry (no other tape,
-/// no accumulator), recording and not persistent: then a traced function's call can be
-/// recorded on it as one node (`crate::graph`'s call op).
-pub(crate) fn sole_tape() -> Option<Arc<TapeCell>> {
-    STACK.with(|s| match s.borrow().as_slice() {
-        [Active::Tape(cell)] => {
-            let t = cell.lock();
-            (t.recording && !t.persistent).then(|| cell.clone())
+/// The tapes recording on this thread, outermost first, and whether more than one tape
+/// is on the stack (as [`record`] decides nesting); `None` when a forward accumulator
+/// is active or no tape records. A traced function's call is then recorded on them as
+/// one node (`crate::graph`'s call op).
+pub(crate) fn recording_tapes() -> Option<(Vec<Arc<TapeCell>>, bool)> {
+    STACK.with(|s| {
+        let s = s.borrow();
+        let mut tapes = Vec::new();
+        let mut count = 0;
+        for entry in s.iter() {
+            match entry {
+                Active::Acc(_) => return None,
+                Active::Tape(cell) => {
+                    count += 1;
+                    if cell.lock().recording {
+                        tapes.push(cell.clone());
+                    }
+                }
+            }
         }
-        _ => None,
+        (!tapes.is_empty()).then_some((tapes, count > 1))
     })
 }
 
@@ -157,13 +168,19 @@ pub(crate) fn push_node(cell: &TapeCell, node: Node) {
     cell.lock().push(node);
 }
 
-/// Moves every node `from` recorded to the end of `into`, in order: as if `into` had
-/// recorded them itself.
-pub(crate) fn splice(from: &TapeCell, into: &TapeCell) {
+/// Copies the nodes `from` recorded onto each of `into`, in order, keeping those a tape
+/// would have recorded itself (TF's rule, as in [`record`]: a node one of whose inputs
+/// the tape knows). `nested`: more than one tape was active.
+pub(crate) fn replay(from: &TapeCell, into: &[Arc<TapeCell>], nested: bool) {
     let nodes = std::mem::take(&mut from.lock().nodes);
-    let mut into = into.lock();
-    for node in nodes {
-        into.push(node);
+    for cell in into {
+        let mut tape = cell.lock();
+        for node in &nodes {
+            if node.inputs.iter().any(|s| tape.ids.contains_key(&s.id)) {
+                tape.shared |= nested;
+                tape.push(node.clone());
+            }
+        }
     }
 }
 
