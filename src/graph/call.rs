@@ -197,11 +197,12 @@ impl Call {
         for cell in tapes {
             let mut t = cell.lock();
             for v in &reads {
-                if t.ids.contains_key(&v.id()) || (t.watch_accessed && v.trainable()) {
+                if t.watch_accessed && v.trainable() {
                     t.watch_variable(v);
-                    if !read_vars.iter().any(|r| r.id() == v.id()) && t.ids.contains_key(&v.id()) {
-                        read_vars.push(v.clone());
-                    }
+                }
+                let watched = t.ids.contains_key(&v.id());
+                if watched && !read_vars.iter().any(|r| r.id() == v.id()) {
+                    read_vars.push(v.clone());
                 }
             }
         }
@@ -258,14 +259,7 @@ impl Call {
             inputs,
         };
         // On each tape that knows one of the node's inputs, as any op.
-        for cell in tapes {
-            let mut t = cell.lock();
-            if node.inputs.iter().any(|s| t.ids.contains_key(&s.id)) {
-                t.shared |= nested;
-                drop(t);
-                stack::push_node(cell, node.clone());
-            }
-        }
+        stack::push_where_known(tapes, &[node], nested);
         outs
     }
 }

@@ -163,25 +163,25 @@ pub(crate) fn sole_tape_watching(inputs: &[&Tensor]) -> Option<Vec<bool>> {
     })
 }
 
-/// Appends `node` (built by the caller) to `cell`'s tape.
-pub(crate) fn push_node(cell: &TapeCell, node: Node) {
-    cell.lock().push(node);
-}
-
-/// Copies the nodes `from` recorded onto each of `into`, in order, keeping those a tape
-/// would have recorded itself (TF's rule, as in [`record`]: a node one of whose inputs
-/// the tape knows). `nested`: more than one tape was active.
-pub(crate) fn replay(from: &TapeCell, into: &[Arc<TapeCell>], nested: bool) {
-    let nodes = std::mem::take(&mut from.lock().nodes);
+/// Appends `nodes` (built by the caller, in order) to each of `into`, keeping those a
+/// tape would have recorded itself (TF's rule, as in [`record`]: a node one of whose
+/// inputs the tape knows). `nested`: more than one tape was active.
+pub(crate) fn push_where_known(into: &[Arc<TapeCell>], nodes: &[Node], nested: bool) {
     for cell in into {
         let mut tape = cell.lock();
-        for node in &nodes {
+        for node in nodes {
             if node.inputs.iter().any(|s| tape.ids.contains_key(&s.id)) {
                 tape.shared |= nested;
                 tape.push(node.clone());
             }
         }
     }
+}
+
+/// Moves the nodes `from` recorded onto `into` ([`push_where_known`]).
+pub(crate) fn replay(from: &TapeCell, into: &[Arc<TapeCell>], nested: bool) {
+    let nodes = std::mem::take(&mut from.lock().nodes);
+    push_where_known(into, &nodes, nested);
 }
 
 /// Records `op` (inputs → outputs) on every active tape watching one of the inputs,
