@@ -565,7 +565,10 @@ def test_persistent_tape_memory_released_on_del():
     assert after < held - 240e6, (held, after)
     del x
     gc.collect()
-    assert _rss_bytes() - base < 60e6
+    # x's block may stay in the allocator cache, which keeps large blocks while any
+    # tape lives (a gt.function that uses a tape keeps one for its calls; an earlier
+    # test's may still be alive): it is the cache's, not held by a tensor or tape.
+    assert _rss_bytes() - base - gt.experimental.memory_cached_bytes() < 60e6
 
 
 # --- the native tape owns the state ---------------------------------------------------
