@@ -21,6 +21,7 @@ from . import _nest
 from ._gradtape import Tensor as _Tensor
 from ._variable import Variable as _Variable
 from ._indexed_slices import IndexedSlices
+from ._shape import TensorShape
 
 
 class _InputSignatureMismatch(TypeError, ValueError):
@@ -121,6 +122,14 @@ class _Shape(tuple):
         return f"TensorShape({list(self)})"
 
 
+def _output_spec(v):
+    """A traced output's ``TensorSpec`` (``None`` for a value that is not a tensor)."""
+    if not isinstance(v, _Tensor):
+        return None
+    shape = _native._peek_static_shape(v)
+    return TensorSpec(None if shape.rank is None else tuple(shape), v.dtype)
+
+
 def _is_tensor_arg(x):
     return isinstance(x, (_Tensor, _np.ndarray, _np.generic)) and not isinstance(x, (bool, int, float))
 
@@ -159,6 +168,7 @@ class ConcreteFunction:
         self._out_is_tensor = out_is_tensor
         self._flat_outputs = None
         self._example_shapes = None
+        self._output_specs = None
         # Variables among the arguments: where they are, and the ones the trace saw.
         flat = _nest.flatten(structure)
         self._var_positions = [i for i, x in enumerate(flat) if isinstance(x, _Variable)]
@@ -178,6 +188,20 @@ class ConcreteFunction:
     @property
     def structured_outputs(self):
         return self._outputs
+
+    @property
+    def output_dtypes(self):
+        """The outputs' structure with each tensor's dtype (``None`` for other values)."""
+        return _nest.map_structure(lambda s: None if s is None else s.dtype, self._output_specs)
+
+    @property
+    def output_shapes(self):
+        """The outputs' structure with each tensor's static shape, a ``gt.TensorShape``
+        (``None`` dims vary between calls; ``None`` for other values)."""
+        return _nest.map_structure(
+            lambda s: None if s is None else TensorShape(None if s.shape is None else list(s.shape)),
+            self._output_specs,
+        )
 
     @property
     def name(self):
@@ -519,6 +543,9 @@ class Function:
                     is_t.append(False)
             result["out"] = out
             result["is_t"] = is_t
+            # The static shapes are known here, in the trace (read without making the
+            # trace depend on the example's sizes).
+            result["specs"] = _nest.map_structure(_output_spec, out)
             return tensors
 
         if count:
@@ -527,6 +554,7 @@ class Function:
         graph = graph.optimize()
         concrete = ConcreteFunction(self, graph, specs, (args, kwargs), positions, result["out"], result["is_t"])
         concrete._example_shapes = tuple(tuple(t.shape) for t in examples)
+        concrete._output_specs = result["specs"]
         return concrete
 
     def __repr__(self):

@@ -32,7 +32,7 @@ use crate::error::Result;
 use crate::ops::{Grads, Op, Saves, VjpCx};
 use crate::tape::arena::{Entry, Node, Slot};
 use crate::tape::stack;
-use crate::tape::{GradientTape, Source, TapeCell, UnconnectedGradients};
+use crate::tape::{Grad, GradientTape, Source, TapeCell, UnconnectedGradients};
 use crate::tensor::Tensor;
 use crate::variable::Variable;
 
@@ -73,8 +73,42 @@ impl Op for CallOp {
         true
     }
     fn vjp(&self, cx: &VjpCx<'_>, dys: &[Tensor]) -> Result<Grads> {
+        let (wanted, sources, seeds) = self.sweep_args(cx, dys);
+        let g = self.tape.gradient_batched(
+            &self.outputs,
+            &sources,
+            seeds,
+            cx.batch(),
+            UnconnectedGradients::None,
+        )?;
+        Ok(self.per_input(&wanted, g).into_iter().collect())
+    }
+    fn vjp_keeping_sparse(
+        &self,
+        cx: &VjpCx<'_>,
+        dys: &[Tensor],
+    ) -> Option<Result<Vec<Option<Grad>>>> {
+        let (wanted, sources, seeds) = self.sweep_args(cx, dys);
+        let g = self.tape.gradient_seeded_sparse(
+            &self.outputs,
+            &sources,
+            seeds,
+            UnconnectedGradients::None,
+        );
+        Some(g.map(|g| self.per_input(&wanted, g)))
+    }
+}
+
+impl CallOp {
+    /// What the run's tape is asked for: the wanted inputs (their indices and sources)
+    /// and a seed per output (none where the output has no gradient).
+    fn sweep_args(
+        &self,
+        cx: &VjpCx<'_>,
+        dys: &[Tensor],
+    ) -> (Vec<usize>, Vec<Source<'_>>, Vec<Option<Tensor>>) {
         let wanted: Vec<usize> = (0..self.wrt.len()).filter(|&i| cx.needs(i)).collect();
-        let sources: Vec<Source<'_>> = wanted
+        let sources = wanted
             .iter()
             .map(|&i| match &self.wrt[i] {
                 Wrt::Tensor(t) => Source::Tensor(t),
@@ -86,18 +120,16 @@ impl Op for CallOp {
             .enumerate()
             .map(|(k, dy)| cx.has_gradient(k).then(|| dy.clone()))
             .collect();
-        let g = self.tape.gradient_batched(
-            &self.outputs,
-            &sources,
-            seeds,
-            cx.batch(),
-            UnconnectedGradients::None,
-        )?;
-        let mut grads: Grads = (0..self.wrt.len()).map(|_| None).collect();
+        (wanted, sources, seeds)
+    }
+
+    /// The gradients of the wanted inputs, placed at their indices among all inputs.
+    fn per_input<G>(&self, wanted: &[usize], g: Vec<Option<G>>) -> Vec<Option<G>> {
+        let mut grads: Vec<Option<G>> = (0..self.wrt.len()).map(|_| None).collect();
         for (&i, g) in wanted.iter().zip(g) {
             grads[i] = g;
         }
-        Ok(grads)
+        grads
     }
 }
 

@@ -39,8 +39,8 @@ pub use tapes::{
 };
 pub use trace::{
     apply, apply_stateful, apply_stateful_keyed, constant, is_tracing, lookup, note_shape_read,
-    paused, record_effect, record_effect_keyed, resume, scratch, static_shape, suspend,
-    symbolic_name, trace, trace_subgraph, StaticShape, Traced,
+    paused, peek_static_shape, record_effect, record_effect_keyed, resume, scratch, static_shape,
+    suspend, symbolic_name, trace, trace_subgraph, StaticShape, Traced,
 };
 pub(crate) use trace::{on_variable_assign, on_variable_read};
 

@@ -715,20 +715,28 @@ pub enum StaticShape {
 /// [`note_shape_read`]); a caller that uses a `Partial` answer's example sizes anyway
 /// must call [`note_shape_read`].
 pub fn static_shape(t: &Tensor) -> StaticShape {
-    if !is_tracing() {
-        return StaticShape::Example;
-    }
-    TRACERS.with(|s| {
-        let mut s = s.borrow_mut();
-        let Some((level, v)) = known_at(&s, t) else {
-            return StaticShape::Example;
-        };
-        shape_at(&s[level], v, t).unwrap_or_else(|| {
-            for tr in s.iter_mut() {
+    peek_static_shape(t).unwrap_or_else(|| {
+        TRACERS.with(|s| {
+            for tr in s.borrow_mut().iter_mut() {
                 tr.read_shape = true;
             }
-            StaticShape::Example
-        })
+        });
+        StaticShape::Example
+    })
+}
+
+/// [`static_shape`] for a caller that only reports it: `None` (the trace left as it
+/// is) where [`static_shape`] would give the example's shape and mark the trace.
+pub fn peek_static_shape(t: &Tensor) -> Option<StaticShape> {
+    if !is_tracing() {
+        return Some(StaticShape::Example);
+    }
+    TRACERS.with(|s| {
+        let s = s.borrow();
+        match known_at(&s, t) {
+            Some((level, v)) => shape_at(&s[level], v, t),
+            None => Some(StaticShape::Example),
+        }
     })
 }
 

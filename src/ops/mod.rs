@@ -205,6 +205,18 @@ pub trait Op: Send + Sync + 'static {
         let _ = (cx, dy);
         None
     }
+    /// [`Op::vjp`] giving sparse input gradients (TF's `IndexedSlices`) where it has
+    /// them, for any number of inputs (no batch axes): a graph call's rule sweeps its
+    /// own tape keeping them. `None` (the default): the op has none beyond
+    /// [`Op::sparse_vjp`]. Asked only by [`crate::tape::GradientTape::gradient_sparse`].
+    fn vjp_keeping_sparse(
+        &self,
+        cx: &VjpCx<'_>,
+        dys: &[Tensor],
+    ) -> Option<Result<Vec<Option<crate::tape::Grad>>>> {
+        let _ = (cx, dys);
+        None
+    }
     /// Whether the op is an identity of its one input whose gradient passes a sparse
     /// gradient through unchanged (TF's `Identity` and `ReadVariableOp`).
     fn passes_sparse(&self) -> bool {

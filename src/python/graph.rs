@@ -599,6 +599,17 @@ fn _static_shape<'py>(py: Python<'py>, t: &Bound<'py, PyTensor>) -> PyResult<Bou
     super::tensor::partial_shape_object(py, &t.get().t)
 }
 
+/// `_static_shape` for code that only reports the shape (a concrete function's
+/// `output_shapes`): never makes the trace depend on the example's sizes; sizes the
+/// trace cannot tell are `None`.
+#[pyfunction]
+fn _peek_static_shape<'py>(
+    py: Python<'py>,
+    t: &Bound<'py, PyTensor>,
+) -> PyResult<Bound<'py, PyAny>> {
+    super::tensor::peeked_shape_object(py, &t.get().t)
+}
+
 static PACKAGE_DIR: pyo3::sync::PyOnceLock<String> = pyo3::sync::PyOnceLock::new();
 
 /// The user's `file:line` making the current call: the innermost Python frame outside
@@ -665,5 +676,6 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_is_tracing, m)?)?;
     m.add_function(wrap_pyfunction!(_is_symbolic, m)?)?;
     m.add_function(wrap_pyfunction!(_static_shape, m)?)?;
+    m.add_function(wrap_pyfunction!(_peek_static_shape, m)?)?;
     Ok(())
 }

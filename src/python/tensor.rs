@@ -200,6 +200,16 @@ pub(crate) fn partial_shape_object<'py>(
     }
 }
 
+/// [`partial_shape_object`] that leaves the trace as it is: where the trace cannot
+/// tell the sizes, all of them unknown (the rank is the example's).
+pub(crate) fn peeked_shape_object<'py>(py: Python<'py>, t: &Tensor) -> PyResult<Bound<'py, PyAny>> {
+    match crate::graph::peek_static_shape(t) {
+        Some(crate::graph::StaticShape::Example) => shape_object(py, t.shape()),
+        Some(crate::graph::StaticShape::Partial(dims)) => dims_object(py, dims),
+        None => dims_object(py, Some(vec![None; t.shape().len()])),
+    }
+}
+
 /// The `gt.TensorShape` of partly known dimensions (`None`: unknown rank).
 fn dims_object(py: Python<'_>, dims: Option<Vec<Option<usize>>>) -> PyResult<Bound<'_, PyAny>> {
     let class = SHAPE_CLASS.import(py, "gradtape._shape", "TensorShape")?;

@@ -312,6 +312,28 @@ pub(super) fn gradient_sparse(
     )
 }
 
+/// [`sweep`] with no batch axes, keeping sparse gradients (as [`gradient_sparse`]).
+pub(super) fn sweep_sparse(
+    tape: &GradientTape,
+    targets: &[Tensor],
+    seeds: Vec<Option<Tensor>>,
+    sources: &[Source<'_>],
+    release: bool,
+    unconnected: UnconnectedGradients,
+) -> Result<Vec<Option<Grad>>> {
+    sweep_grads(
+        tape,
+        targets,
+        seeds,
+        sources,
+        0,
+        release,
+        unconnected,
+        true,
+        None,
+    )
+}
+
 /// The reverse sweep. `seeds[i]` is the output gradient of `targets[i]`, with `batch`
 /// leading batch dimensions (jacobians run many seeds in one sweep). With
 /// `release` the tape's nodes are handed over (and freed as the sweep goes) and the
@@ -558,21 +580,31 @@ fn sweep_node(
         .iter()
         .map(|s| s.dtype.is_differentiable() && leads.contains(&s.id))
         .collect();
-    if sparse && dys.len() == 1 && needs.len() == 1 && needs[0] {
-        if let Some(g) = node.op.sparse_vjp(&VjpCx::new(node, &needs, 0), &dys[0]) {
-            accumulate(grads, node.inputs[0].id, Grad::Sparse(Box::new(g?)))?;
+    let cx = VjpCx::new(node, &needs, batch);
+    let cx = if knows_absent {
+        cx.with_present(&present)
+    } else {
+        cx
+    };
+    if sparse {
+        if dys.len() == 1 && needs.len() == 1 && needs[0] {
+            if let Some(g) = node.op.sparse_vjp(&cx, &dys[0]) {
+                accumulate(grads, node.inputs[0].id, Grad::Sparse(Box::new(g?)))?;
+                return Ok(());
+            }
+        }
+        if let Some(gs) = node.op.vjp_keeping_sparse(&cx, &dys) {
+            for ((slot, need), g) in node.inputs.iter().zip(&needs).zip(gs?) {
+                if let (true, Some(g)) = (*need, g) {
+                    accumulate(grads, slot.id, g)?;
+                }
+            }
             return Ok(());
         }
     }
     let gs = if batch > 0 && !node.op.batched() {
         vjp_per_row(node, &needs, &dys, batch)?
     } else {
-        let cx = VjpCx::new(node, &needs, batch);
-        let cx = if knows_absent {
-            cx.with_present(&present)
-        } else {
-            cx
-        };
         ops::run_vjp(&cx, &dys)?
     };
     if gs.len() != node.inputs.len() {

@@ -562,6 +562,21 @@ impl GradientTape {
         backward::sweep(self, targets, seeds, sources, batch, release, unconnected)
     }
 
+    /// [`GradientTape::gradient_batched`] with no batch axes, keeping sparse gradients
+    /// (as [`GradientTape::gradient_sparse`]); `seeds[i]` is `None` where `targets[i]`
+    /// has no output gradient.
+    pub(crate) fn gradient_seeded_sparse(
+        &self,
+        targets: &[Tensor],
+        sources: &[Source<'_>],
+        seeds: Vec<Option<Tensor>>,
+        unconnected: UnconnectedGradients,
+    ) -> Result<Vec<Option<Grad>>> {
+        self.begin_use()?;
+        let release = !self.is_persistent();
+        backward::sweep_sparse(self, targets, seeds, sources, release, unconnected)
+    }
+
     /// Shorthand for one target and one source (a tensor or a variable).
     pub fn gradient1<'s>(
         &self,
