@@ -31,7 +31,9 @@ def _close(expected, got, rtol=1e-6):
     np.testing.assert_allclose(np.asarray(got), np.asarray(expected), rtol=rtol, atol=1e-6)
 
 
-def test_graph_mode_with_gradients():
+def _gradient_step():
+    """A traced step returning the gradient of v² at v = 1 (TF's two graph-function
+    tests share it)."""
     v = gt.Variable(1.0, name="v")
 
     @gt.function
@@ -41,7 +43,11 @@ def test_graph_mode_with_gradients():
 
         return implicit_grad(inner)()[0][0]
 
-    assert float(step()) == 2.0
+    return step
+
+
+def test_graph_mode_with_gradients():
+    assert float(_gradient_step()()) == 2.0
 
 
 def test_iterated_gradients_nested():
@@ -142,16 +148,7 @@ def test_gradients_chained():
 
 
 def test_graph_function_with_gradients():
-    v = gt.Variable(1.0, name="v")
-
-    @gt.function
-    def step():
-        def inner():
-            return v * v
-
-        return implicit_grad(inner)()[0][0]
-
-    step_op = step.get_concrete_function()
+    step_op = _gradient_step().get_concrete_function()
     assert step_op.output_dtypes == gt.float32
     assert step_op.output_shapes == gt.TensorShape([])
     assert float(step_op()) == 2.0
