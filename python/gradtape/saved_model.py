@@ -79,7 +79,7 @@ def _record_custom_for_saving(inputs: list[Any], flat_y: list[Any], variables: l
     """``gt.custom_gradient`` inside a trace made by ``save``: the gradient function is
     traced too (with the output gradients as arguments), into a graph the node keeps."""
     options = _saving()
-    ys = [y if isinstance(y, Tensor) else _native.convert_to_tensor(y) for y in flat_y]
+    ys = [_custom_gradient._as_tensor(y) for y in flat_y]
     if options is None or not options.experimental_custom_gradients:
         return _native._record_saved_custom(inputs, ys, [], variables, None)
 

@@ -277,18 +277,7 @@ fn gradient_with(
             }))
         })
         .collect::<Result<_>>()?;
-    let release = !tape.is_persistent();
-    sweep_grads(
-        tape,
-        targets,
-        seeds,
-        sources,
-        0,
-        release,
-        unconnected,
-        sparse,
-        ready,
-    )
+    sweep_seeded(tape, targets, seeds, sources, unconnected, sparse, ready)
 }
 
 /// [`gradient`] with TF's sparse gradients kept: a source whose gradient comes only
@@ -312,15 +301,19 @@ pub(super) fn gradient_sparse(
     )
 }
 
-/// [`sweep`] with no batch axes, keeping sparse gradients (as [`gradient_sparse`]).
-pub(super) fn sweep_sparse(
+/// The sweep with no batch axes from `seeds` (`None`: no output gradient), once
+/// [`GradientTape::begin_use`] passed: a non-persistent tape is released. `sparse` and
+/// `ready` as in [`sweep_grads`].
+pub(super) fn sweep_seeded(
     tape: &GradientTape,
     targets: &[Tensor],
     seeds: Vec<Option<Tensor>>,
     sources: &[Source<'_>],
-    release: bool,
     unconnected: UnconnectedGradients,
+    sparse: bool,
+    ready: Option<&mut ReadyFn<'_>>,
 ) -> Result<Vec<Option<Grad>>> {
+    let release = !tape.is_persistent();
     sweep_grads(
         tape,
         targets,
@@ -329,8 +322,8 @@ pub(super) fn sweep_sparse(
         0,
         release,
         unconnected,
-        true,
-        None,
+        sparse,
+        ready,
     )
 }
 

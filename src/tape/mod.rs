@@ -573,8 +573,7 @@ impl GradientTape {
         unconnected: UnconnectedGradients,
     ) -> Result<Vec<Option<Grad>>> {
         self.begin_use()?;
-        let release = !self.is_persistent();
-        backward::sweep_sparse(self, targets, seeds, sources, release, unconnected)
+        backward::sweep_seeded(self, targets, seeds, sources, unconnected, true, None)
     }
 
     /// Shorthand for one target and one source (a tensor or a variable).
