@@ -36,6 +36,10 @@ struct Tracer {
     /// Per value computed from an input with unknown dimensions, its shadow. A value
     /// with none does not depend on those sizes.
     shadows: HashMap<Value, Shadow>,
+    /// Per value computed from an input of unknown rank, its *rank shadow*: the value
+    /// computed on inputs with one more leading axis. A value whose rank shadow has
+    /// another rank than its example has an unknown rank (TF's `TensorShape(None)`).
+    ranks: HashMap<Value, Tensor>,
     /// Tapes the trace used, by key: their slot is the position.
     tapes: Vec<usize>,
     /// Ids at or above this were made during the trace: such a tensor the trace does not
@@ -64,6 +68,7 @@ impl Tracer {
             read_shape: false,
             poly: false,
             shadows: HashMap::new(),
+            ranks: HashMap::new(),
             tapes: Vec::new(),
             first_id: crate::tensor::next_id(),
             scratch: false,
@@ -138,6 +143,15 @@ fn shadow_input(example: &Tensor, spec: &Spec) -> Option<Shadow> {
     Some(made.map_or(Shadow::Lost, Shadow::Of))
 }
 
+/// The rank shadow of input `example` of a trace whose spec leaves the rank unknown:
+/// the example twice along a new leading axis (so value-dependent ops still work).
+fn rank_shadow_input(example: &Tensor) -> Option<Tensor> {
+    paused(|| {
+        crate::tape::stack::suspended(|| crate::ops::stack(&[example.clone(), example.clone()], 0))
+    })
+    .ok()
+}
+
 /// Whether running `g` has no effect beyond its outputs (variable reads aside).
 fn pure(g: &Graph) -> bool {
     g.nodes.iter().all(|n| match &n.kind {
@@ -156,6 +170,7 @@ fn shadows_of(
     ins: Vec<Option<Shadow>>,
     examples: &[&Tensor],
     outs: &[Tensor],
+    same_rank: bool,
 ) -> Option<Vec<Option<Shadow>>> {
     if ins.iter().all(Option::is_none) {
         return None;
@@ -204,9 +219,9 @@ fn shadows_of(
     match ran {
         Ok(r)
             if r.len() == outs.len()
-                && r.iter()
-                    .zip(outs)
-                    .all(|(a, b)| a.dtype() == b.dtype() && a.ndim() == b.ndim()) =>
+                && r.iter().zip(outs).all(|(a, b)| {
+                    a.dtype() == b.dtype() && (!same_rank || a.ndim() == b.ndim())
+                }) =>
         {
             Some(r.into_iter().map(|t| Some(Shadow::Of(t))).collect())
         }
@@ -356,6 +371,15 @@ fn outer_shadow(stack: &[Tracer], t: &Tensor) -> Option<Shadow> {
         .flatten()
 }
 
+/// The rank shadow of `t` in the innermost of `stack`'s traces that knows it.
+fn outer_rank(stack: &[Tracer], t: &Tensor) -> Option<Tensor> {
+    stack
+        .iter()
+        .rev()
+        .find_map(|tr| tr.map.get(&t.id()).map(|v| tr.ranks.get(v).cloned()))
+        .flatten()
+}
+
 fn value_of(stack: &mut [Tracer], level: usize, t: &Tensor) -> Result<Value> {
     if let Some(&v) = stack[level].map.get(&t.id()) {
         return Ok(v);
@@ -377,16 +401,22 @@ fn value_of(stack: &mut [Tracer], level: usize, t: &Tensor) -> Result<Value> {
              tensor made another way, for example through numpy, cannot be replayed)",
         ));
     }
-    let shadow = if known_outside {
-        outer_shadow(&stack[..level], t)
+    let (shadow, rank) = if known_outside {
+        (
+            outer_shadow(&stack[..level], t),
+            outer_rank(&stack[..level], t),
+        )
     } else {
-        None
+        (None, None)
     };
     let tr = &mut stack[level];
     let v = if known_outside {
         let i = tr.graph.inputs.len() as u32;
         if let Some(sh) = shadow {
             tr.shadows.insert(Value::Input(i), sh);
+        }
+        if let Some(r) = rank {
+            tr.ranks.insert(Value::Input(i), r);
         }
         tr.graph.inputs.push(Spec {
             dtype: t.dtype(),
@@ -432,8 +462,9 @@ fn push_node(
 ) -> Result<()> {
     // Asked before the trace is borrowed: the hook may run Python code.
     let origin = if is_tracing() { super::origin() } else { None };
-    // The node again, with its inputs' shadows, when its outputs need shadows.
-    type Job = (usize, u32, Node, Vec<Option<Shadow>>);
+    // The node again, with its inputs' shadows (and rank shadows), when its outputs
+    // need them.
+    type Job = (usize, u32, Node, Vec<Option<Shadow>>, Vec<Option<Shadow>>);
     let job = TRACERS.with(|s| -> Result<Option<Job>> {
         let mut s = s.borrow_mut();
         let level = match s.len() {
@@ -454,7 +485,12 @@ fn push_node(
                 .iter()
                 .map(|v| tr.shadows.get(v).cloned())
                 .collect();
-            (level, id, node.clone(), shadows)
+            let ranks = node
+                .inputs
+                .iter()
+                .map(|v| tr.ranks.get(v).cloned().map(Shadow::Of))
+                .collect();
+            (level, id, node.clone(), shadows, ranks)
         });
         tr.graph.nodes.push(node);
         for (k, t) in outputs.iter().enumerate() {
@@ -463,18 +499,23 @@ fn push_node(
         Ok(job)
     })?;
     // Run outside the borrow: the node may run subgraphs (and they read the traces).
-    if let Some((level, id, node, ins)) = job {
-        if let Some(shadows) = shadows_of(&node, ins, inputs, outputs) {
-            TRACERS.with(|s| {
-                if let Some(tr) = s.borrow_mut().get_mut(level) {
-                    for (k, sh) in shadows.into_iter().enumerate() {
-                        if let Some(sh) = sh {
-                            tr.shadows.insert(Value::Node(id, k as u32), sh);
-                        }
+    if let Some((level, id, node, ins, rank_ins)) = job {
+        let shadows = shadows_of(&node, ins, inputs, outputs, true);
+        let ranks = shadows_of(&node, rank_ins, inputs, outputs, false);
+        TRACERS.with(|s| {
+            if let Some(tr) = s.borrow_mut().get_mut(level) {
+                for (k, sh) in shadows.into_iter().flatten().enumerate() {
+                    if let Some(sh) = sh {
+                        tr.shadows.insert(Value::Node(id, k as u32), sh);
                     }
                 }
-            });
-        }
+                for (k, sh) in ranks.into_iter().flatten().enumerate() {
+                    if let Some(Shadow::Of(t)) = sh {
+                        tr.ranks.insert(Value::Node(id, k as u32), t);
+                    }
+                }
+            }
+        });
     }
     Ok(())
 }
@@ -758,24 +799,32 @@ fn shape_at(tr: &Tracer, v: Value, t: &Tensor) -> Option<StaticShape> {
     if !tr.poly {
         return None;
     }
-    match tr.shadows.get(&v) {
-        None => Some(StaticShape::Example),
-        Some(Shadow::Lost) => None,
-        Some(Shadow::Of(x)) => match v {
-            Value::Input(i) if tr.graph.inputs[i as usize].shape.is_none() => {
-                Some(StaticShape::Partial(None))
-            }
-            _ if x.ndim() != t.ndim() => None,
-            _ if x.shape() == t.shape() => Some(StaticShape::Example),
-            _ => Some(StaticShape::Partial(Some(
-                t.shape()
-                    .iter()
-                    .zip(x.shape())
-                    .map(|(&a, &b)| (a == b).then_some(a))
-                    .collect(),
-            ))),
-        },
+    let rank = tr.ranks.get(&v);
+    if rank.is_some_and(|r| r.ndim() != t.ndim()) {
+        return Some(StaticShape::Partial(None));
     }
+    let sizes = match tr.shadows.get(&v) {
+        None => None,
+        Some(Shadow::Lost) => return None,
+        Some(Shadow::Of(_)) if matches!(v, Value::Input(i) if tr.graph.inputs[i as usize].shape.is_none()) =>
+        {
+            return Some(StaticShape::Partial(None));
+        }
+        Some(Shadow::Of(x)) if x.ndim() != t.ndim() => return None,
+        Some(Shadow::Of(x)) => Some(x),
+    };
+    // A dimension is known where neither shadow changed it.
+    let dims: Vec<Option<usize>> = (t.shape().iter().enumerate())
+        .map(|(i, &n)| {
+            let kept = |x: Option<&Tensor>| x.is_none_or(|x| x.shape()[i] == n);
+            (kept(sizes) && kept(rank)).then_some(n)
+        })
+        .collect();
+    Some(if dims.iter().all(Option::is_some) {
+        StaticShape::Example
+    } else {
+        StaticShape::Partial(Some(dims))
+    })
 }
 
 /// How a symbolic tensor of the trace prints, as TF's graph tensors do: its name (the
@@ -873,14 +922,23 @@ fn run_traced(
     }
     // Fresh identities: an argument passed twice, or also captured by the function, is
     // still one input per position.
-    let (outer, poly_outside): (Vec<Option<Shadow>>, bool) = TRACERS.with(|s| {
+    type Outer = (Vec<Option<Shadow>>, Vec<Option<Tensor>>, bool);
+    let (outer, outer_ranks, poly_outside): Outer = TRACERS.with(|s| {
         let s = s.borrow();
         if !captures_outer {
-            return (vec![None; inputs.len()], false);
+            return (vec![None; inputs.len()], vec![None; inputs.len()], false);
         }
         let outer = inputs.iter().map(|t| outer_shadow(&s, t)).collect();
-        (outer, s.last().is_some_and(|tr| tr.poly))
+        let ranks = inputs.iter().map(|t| outer_rank(&s, t)).collect();
+        (outer, ranks, s.last().is_some_and(|tr| tr.poly))
     });
+    let ranks: Vec<Option<Tensor>> = outer_ranks
+        .into_iter()
+        .zip(inputs.iter().zip(&specs))
+        .map(|(o, (t, spec))| {
+            o.or_else(|| spec.shape.is_none().then(|| rank_shadow_input(t)).flatten())
+        })
+        .collect();
     let shadows: Vec<Option<Shadow>> = outer
         .into_iter()
         .zip(inputs.iter().zip(&specs))
@@ -892,6 +950,11 @@ fn run_traced(
     for (i, sh) in shadows.into_iter().enumerate() {
         if let Some(sh) = sh {
             tracer.shadows.insert(Value::Input(i as u32), sh);
+        }
+    }
+    for (i, r) in ranks.into_iter().enumerate() {
+        if let Some(r) = r {
+            tracer.ranks.insert(Value::Input(i as u32), r);
         }
     }
     TRACERS.with(|s| s.borrow_mut().push(tracer));

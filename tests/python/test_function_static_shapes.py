@@ -77,15 +77,40 @@ def test_unknown_rank_and_a_fully_known_signature():
 
     @gt.function(input_signature=[gt.TensorSpec(None, gt.float32)])
     def f(x):
-        seen.append((x.shape.rank, (x + 1.0).shape.as_list()))
-        return x + 1.0
+        y = x + 1.0
+        seen.append((x.shape.rank, y.shape.rank, str(y.shape)))
+        # As TF: what follows the input's rank is unknown; what does not is known.
+        seen.append(
+            (
+                gt.reduce_sum(x).shape.as_list(),
+                gt.shape(x).shape.as_list(),
+                gt.reduce_sum(x, axis=0).shape.rank,
+                gt.expand_dims(x, 0).shape.rank,
+                gt.reshape(x, [-1]).shape.as_list(),
+            )
+        )
+        with pytest.raises(ValueError, match="unknown TensorShape"):
+            y.shape.as_list()
+        return y
 
     np.testing.assert_array_equal(f(gt.zeros([2, 3])).numpy(), np.ones((2, 3), np.float32))
     np.testing.assert_array_equal(f(gt.zeros([4])).numpy(), np.ones(4, np.float32))
+    np.testing.assert_array_equal(f(gt.constant(2.0)).numpy(), np.float32(3.0))
     assert f.experimental_get_tracing_count() == 1
-    # The input's rank is unknown; a value computed from it has the example's rank and
-    # unknown sizes.
-    assert seen == [(None, [None, None])]
+    assert seen == [(None, None, "<unknown>"), ([], [None], None, None, [None])]
+    assert f.get_concrete_function().output_shapes.rank is None
+
+    # A scalar example too: its rank is not taken for the signature's.
+    ranks = []
+
+    @gt.function(input_signature=[gt.TensorSpec(None, gt.float32)])
+    def h(x):
+        ranks.append(((x * 2.0).shape.rank, gt.reduce_max(x).shape.rank))
+        return x * 2.0
+
+    np.testing.assert_array_equal(h(gt.constant(1.5)).numpy(), np.float32(3.0))
+    np.testing.assert_array_equal(h(gt.ones([2, 2])).numpy(), np.full((2, 2), 2.0, np.float32))
+    assert ranks == [(None, 0)]
 
     @gt.function(input_signature=[gt.TensorSpec([2, 3], gt.float32)])
     def g(x):
