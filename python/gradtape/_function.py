@@ -11,6 +11,7 @@ as they would eagerly, so gradients through a call are the eager ones.
 import collections
 import functools
 import inspect
+import pprint
 import threading
 import weakref
 
@@ -43,6 +44,8 @@ class TensorSpec:
     def __init__(self, shape, dtype=None, name=None):
         from . import dtypes
 
+        if shape is not None and getattr(shape, "rank", 0) is None:
+            shape = None  # a TensorShape of unknown rank
         if shape is not None:
             shape = tuple(None if d is None else int(d) for d in shape)
         self._shape = shape
@@ -57,8 +60,9 @@ class TensorSpec:
 
     @property
     def shape(self):
-        """The shape (``None`` dims unknown); ``None`` for unknown rank."""
-        return None if self._shape is None else _Shape(self._shape)
+        """The shape, a ``gt.TensorShape`` (``None`` dims unknown; rank ``None`` when
+        the rank is unknown)."""
+        return TensorShape(None if self._shape is None else list(self._shape))
 
     @property
     def dtype(self):
@@ -104,22 +108,6 @@ class TensorSpec:
             shape = f"({dims},)" if len(self._shape) == 1 else f"({dims})"
         name = "None" if self._name is None else repr(self._name)
         return f"TensorSpec(shape={shape}, dtype=gt.{self._dtype.name}, name={name})"
-
-
-class _Shape(tuple):
-    """A partly known shape (``None`` dims), as ``TensorSpec.shape`` gives it."""
-
-    __slots__ = ()
-
-    @property
-    def rank(self):
-        return len(self)
-
-    def as_list(self):
-        return list(self)
-
-    def __repr__(self):
-        return f"TensorShape({list(self)})"
 
 
 def _output_spec(v):
@@ -183,7 +171,14 @@ class ConcreteFunction:
         flat = _nest.flatten(self._structure)
         for i, spec in zip(self._positions, self._specs):
             flat[i] = spec
-        return _nest.pack_sequence_as(self._structure, flat)
+        args, kwargs = _nest.pack_sequence_as(self._structure, flat)
+        sig = self._function._signature
+        if self._function._input_signature is not None and sig is not None:
+            # Parameters past the input signature keep their defaults, shown as TF does.
+            kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+            rest = [p for p in sig.parameters.values() if p.kind in kinds][len(args) :]
+            args = tuple(args) + tuple(p.default for p in rest if p.default is not p.empty)
+        return args, kwargs
 
     @property
     def structured_outputs(self):
@@ -199,7 +194,7 @@ class ConcreteFunction:
         """The outputs' structure with each tensor's static shape, a ``gt.TensorShape``
         (``None`` dims vary between calls; ``None`` for other values)."""
         return _nest.map_structure(
-            lambda s: None if s is None else TensorShape(None if s.shape is None else list(s.shape)),
+            lambda s: None if s is None else s.shape,
             self._output_specs,
         )
 
@@ -246,8 +241,85 @@ class ConcreteFunction:
             return self._function._exact(self, tensors, args, kwargs)._run(tensors)
         return self._run(tensors)
 
+    def _arg_names(self, n):
+        """Names of the first ``n`` positional arguments, as TF prints them (extra
+        positional arguments ``<varargs>_<i>``)."""
+        sig = self._function._signature
+        if sig is None:
+            return [f"args_{i}" for i in range(n)]
+        params = list(sig.parameters.values())
+        kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        names = [p.name for p in params if p.kind in kinds][:n]
+        var = next((p.name for p in params if p.kind is inspect.Parameter.VAR_POSITIONAL), "args")
+        return names + [f"{var}_{i}" for i in range(n - len(names))]
+
+    def _summary(self):
+        """``name(x, y=4, args_0=5, *, a)``: tensor arguments by name, Python values with
+        theirs."""
+        args, kwargs = self.structured_input_signature
+        parts = [n if _has_spec(a) else f"{n}={a}" for n, a in zip(self._arg_names(len(args)), args)]
+        if kwargs:
+            parts.append("*")
+            parts += [n if _has_spec(a) else f"{n}={a}" for n, a in kwargs.items()]
+        return f"{self.name}({', '.join(parts)})"
+
+    def pretty_printed_signature(self, verbose=True):
+        """The call signature as TF prints it: a summary line and, with ``verbose``,
+        each tensor argument's and output's dtype and static shape."""
+        summary = self._summary()
+        if not verbose:
+            return summary
+        args, kwargs = self.structured_input_signature
+        names = self._arg_names(len(args)) + sorted(kwargs)
+        values = list(args) + [kwargs[k] for k in sorted(kwargs)]
+        lines = [summary]
+        details = [f"    {n}: {_pretty_spec(a)}" for n, a in zip(names, values) if _has_spec(a)]
+        if details:
+            lines.append("  Args:")
+            lines += details
+        outputs = _nest.map_structure(
+            lambda v, sp: v if sp is None else sp,
+            self._outputs,
+            self._output_specs,
+        )
+        lines += ["  Returns:", f"    {_pretty_spec(outputs)}"]
+        return "\n".join(lines)
+
+    def __str__(self):
+        return f"ConcreteFunction {self.pretty_printed_signature()}"
+
     def __repr__(self):
-        return f"<ConcreteFunction {self.name} signature={self._specs}>"
+        return f"<ConcreteFunction {self.pretty_printed_signature(verbose=False)} at 0x{id(self):X}>"
+
+
+class _Marker:
+    """``<i>``: a place in a printed structure."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text):
+        self.text = text
+
+    def __repr__(self):
+        return self.text
+
+
+def _has_spec(x):
+    return any(isinstance(v, TensorSpec) for v in _nest.flatten(x))
+
+
+def _pretty_spec(spec):
+    """How TF's ``pretty_printed_signature`` shows an argument or output."""
+    if isinstance(spec, TensorSpec):
+        return f"{spec.dtype.name} Tensor, shape={spec.shape}"
+    if _nest.is_nested(spec):
+        pieces = _nest.flatten(spec)
+        markers = [_Marker(f"<{i + 1}>") for i in range(len(pieces))]
+        text = pprint.pformat(_nest.pack_sequence_as(spec, markers), width=10000)
+        for marker, piece in zip(markers, pieces):
+            text += f"\n      {marker!r}: {_pretty_spec(piece)}"
+        return text
+    return repr(spec)
 
 
 class Function:
@@ -327,6 +399,16 @@ class Function:
         """How many times the Python function was traced."""
         return self._tracing_count
 
+    def _list_all_concrete_functions(self):
+        """The traces made so far (TF's: one per signature traced)."""
+        with self._lock:
+            return [c for k, c in self._cache.items() if k[0] != "exact"]
+
+    def pretty_printed_concrete_signatures(self, verbose=True):
+        """Each trace's ``pretty_printed_signature``, one after another."""
+        joiner = "\n\n" if verbose else "\n"
+        return joiner.join(c.pretty_printed_signature(verbose=verbose) for c in self._list_all_concrete_functions())
+
     def _callable(self):
         if self._converted is None:
             if self._autograph:
@@ -347,6 +429,18 @@ class Function:
         except TypeError as e:
             raise TypeError(f"{self._name}(): {e}") from None
         given = set(bound.arguments)
+        sig = self._input_signature
+        if sig is not None:
+            # As TF: parameters past the signature keep their Python defaults (they are
+            # not arguments of the trace); passing one is an error.
+            names = list(self._signature.parameters)
+            extra = [n for n in names[len(sig) :] if n in given]
+            if extra:
+                raise TypeError(
+                    f"{self._name}({', '.join(names)}) specifies {len(sig)} positional "
+                    f"arguments, but got {len(sig) + len(extra)}"
+                )
+            return _wrap_slices((tuple(bound.args), dict(bound.kwargs)))
         bound.apply_defaults()
         # A native function's signature shows some defaults as `...`: leave those out.
         for k in [k for k, v in bound.arguments.items() if v is Ellipsis and k not in given]:

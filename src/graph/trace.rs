@@ -756,7 +756,7 @@ pub enum StaticShape {
 /// [`note_shape_read`]); a caller that uses a `Partial` answer's example sizes anyway
 /// must call [`note_shape_read`].
 pub fn static_shape(t: &Tensor) -> StaticShape {
-    peek_static_shape(t).unwrap_or_else(|| {
+    lookup_static_shape(t, false).unwrap_or_else(|| {
         TRACERS.with(|s| {
             for tr in s.borrow_mut().iter_mut() {
                 tr.read_shape = true;
@@ -767,14 +767,20 @@ pub fn static_shape(t: &Tensor) -> StaticShape {
 }
 
 /// [`static_shape`] for a caller that only reports it: `None` (the trace left as it
-/// is) where [`static_shape`] would give the example's shape and mark the trace.
+/// is) where [`static_shape`] would give the example's shape and mark the trace. In a
+/// trace of exact input shapes, the example's shape.
 pub fn peek_static_shape(t: &Tensor) -> Option<StaticShape> {
+    lookup_static_shape(t, true)
+}
+
+fn lookup_static_shape(t: &Tensor, exact_known: bool) -> Option<StaticShape> {
     if !is_tracing() {
         return Some(StaticShape::Example);
     }
     TRACERS.with(|s| {
         let s = s.borrow();
         match known_at(&s, t) {
+            Some((level, _)) if exact_known && !s[level].poly => Some(StaticShape::Example),
             Some((level, v)) => shape_at(&s[level], v, t),
             None => Some(StaticShape::Example),
         }

@@ -88,7 +88,7 @@ def test_tensor_spec():
     assert not s.is_compatible_with(gt.zeros([5, 2], dtype=gt.float64))
     assert not s.is_compatible_with(gt.zeros([5, 3]))
     assert repr(gt.TensorSpec([None], gt.float32)) == "TensorSpec(shape=(None,), dtype=gt.float32, name=None)"
-    assert gt.TensorSpec(None).shape is None
+    assert gt.TensorSpec(None).shape.rank is None
     assert gt.TensorSpec([2]) == gt.TensorSpec([2], gt.float32)
 
 
@@ -1102,3 +1102,41 @@ def test_a_custom_gradient_under_an_accumulator_and_a_jacobian_in_a_trace():
     assert gt.function(jvp)(x).numpy().tolist() == [6.0, 1.0]
     assert jac(x).numpy().tolist() == [[2.0, 0.0], [0.0, 3.0]]
     assert gt.function(jac)(x).numpy().tolist() == [[2.0, 0.0], [0.0, 3.0]]
+
+
+def test_parameters_past_the_input_signature_keep_their_defaults():
+    @gt.function(input_signature=[gt.TensorSpec(None)])
+    def fn(a, b=1):
+        return a + b
+
+    np.testing.assert_array_equal(fn(gt.constant(2.0)).numpy(), np.float32(3.0))
+    np.testing.assert_array_equal(fn(a=gt.constant([1.0, 2.0])).numpy(), np.array([2.0, 3.0], np.float32))
+    with pytest.raises(TypeError, match=r"fn\(a, b\) specifies 1 positional arguments, but got 2"):
+        fn(gt.constant(2.0), 3)
+    assert fn.get_concrete_function().structured_input_signature == ((gt.TensorSpec(None), 1), {})
+    assert fn.experimental_get_tracing_count() == 1
+
+
+def test_pretty_printed_signatures_and_the_list_of_traces():
+    @gt.function
+    def f(x, scale=2):
+        return {"y": x * scale, "n": gt.shape(x)}
+
+    c = f.get_concrete_function(gt.TensorSpec([None, 3], gt.float32))
+    f(gt.constant([1, 2]), scale=3)
+    assert c.pretty_printed_signature(verbose=False) == "f(x, scale=2)"
+    assert c.pretty_printed_signature() == (
+        "f(x, scale=2)\n"
+        "  Args:\n"
+        "    x: float32 Tensor, shape=(None, 3)\n"
+        "  Returns:\n"
+        "    {'n': <1>, 'y': <2>}\n"
+        "      <1>: int32 Tensor, shape=(2,)\n"
+        "      <2>: float32 Tensor, shape=(None, 3)"
+    )
+    assert str(c) == "ConcreteFunction " + c.pretty_printed_signature()
+    assert repr(c).startswith("<ConcreteFunction f(x, scale=2) at 0x")
+    assert len(f._list_all_concrete_functions()) == 2
+    second = "f(x, scale=3)\n  Args:\n    x: int32 Tensor, shape=(2,)\n  Returns:"
+    assert f.pretty_printed_concrete_signatures(verbose=False) == "f(x, scale=2)\nf(x, scale=3)"
+    assert second in f.pretty_printed_concrete_signatures()
