@@ -123,22 +123,25 @@ def _is_tensor_arg(x):
 
 
 def _leaf_key(x, reduce_retracing):
+    # With reduce_retracing, one entry per dtype: its trace is relaxed (sizes, then
+    # rank) as calls that do not fit it come.
     if isinstance(x, _Tensor):
-        shape = tuple(x.shape)
-        if reduce_retracing:
-            shape = (None,) * len(shape)
-        return ("T", x.dtype.name, shape)
+        return ("T", x.dtype.name, None if reduce_retracing else tuple(x.shape))
     if isinstance(x, _np.ndarray):
-        shape = x.shape if not reduce_retracing else (None,) * x.ndim
-        return ("T", str(x.dtype), shape)
+        return ("T", str(x.dtype), None if reduce_retracing else x.shape)
     if isinstance(x, _Variable):
         # By spec, as TF: another variable of the same dtype and shape runs the same
         # graph, which reads and assigns it in place of the traced one.
         return ("V", x.dtype.name, tuple(x.shape), bool(x.trainable))
+    if isinstance(x, weakref.ref):
+        raise TypeError(f"gt.function does not take weakref arguments ({x!r}): pass the object")
     try:
         hash(x)
     except TypeError:
-        return ("O", id(x))
+        raise TypeError(
+            f"gt.function cannot key a trace on an argument of type {type(x).__name__} "
+            f"({x!r}): it is not hashable; pass a tensor, a nest of them or a hashable value"
+        ) from None
     return ("P", type(x).__name__, x)
 
 
@@ -224,14 +227,19 @@ class ConcreteFunction:
         if flat_call:
             tensors = [_native.convert_to_tensor(a) for a in flat_args]
         else:
-            tensors = self._function._tensors_for(self, args, kwargs)
+            tensors = self._bind(args, kwargs)
+        tracing = _native._is_tracing()
+        fits = True
         for spec, t in zip(self._specs, tensors):
-            if not spec.is_compatible_with(t):
+            # As TF: called eagerly, a trace takes tensors of other shapes (run as a
+            # trace of theirs); called while tracing, the shapes must fit.
+            if t.dtype != spec.dtype or (tracing and not spec.is_compatible_with(t)):
                 raise _InputSignatureMismatch(
-                    f"Binding inputs to gt.function `{self.name}` failed: {t.dtype.name} "
-                    f"tensor of shape {tuple(t.shape)} is incompatible with input_signature {spec}"
+                    f"Binding inputs to gt.function `{self.name}` failed: Can not cast "
+                    f"{TensorSpec.from_tensor(t)} to {spec}"
                 )
-        if self.graph.shape_dependent and self._example_shapes is not None:
+            fits = fits and spec.is_compatible_with(t)
+        if (not fits or self.graph.shape_dependent) and self._example_shapes is not None:
             if flat_call:
                 # The function's own arguments, with these tensors in the trace's places.
                 flat = list(_nest.flatten(self._structure))
@@ -240,6 +248,34 @@ class ConcreteFunction:
                 args, kwargs = _nest.pack_sequence_as(self._structure, flat)
             return self._function._exact(self, tensors, args, kwargs)._run(tensors)
         return self._run(tensors)
+
+    def _bind(self, args, kwargs):
+        """The tensors of a call with the function's own arguments; its other values
+        must be the trace's."""
+        fn = self._function
+        args, kwargs = fn._canonical(args, kwargs)
+        if fn._input_signature is not None:
+            args, kwargs = fn._signature_args(args, kwargs)
+        flat = _nest.flatten((args, kwargs))
+        traced = _nest.flatten(self._structure)
+        positions = set(self._positions)
+        mismatch = _structure_key((args, kwargs)) != _structure_key(self._structure) or len(flat) != len(traced)
+        for i, (x, v) in enumerate(zip(flat, traced)):
+            if mismatch:
+                break
+            if i in positions:
+                mismatch = not _is_tensor_arg(x) and not isinstance(x, (bool, int, float, complex))
+            elif isinstance(v, _Variable):
+                mismatch = not isinstance(x, _Variable)
+            else:
+                mismatch = _is_tensor_arg(x) or type(x) is not type(v) or not _same_value(x, v)
+        if mismatch:
+            raise _InputSignatureMismatch(
+                f"Binding inputs to gt.function `{self.name}` failed: the arguments do not match "
+                f"the trace's signature {self.pretty_printed_signature(verbose=False)}"
+            )
+        picked = (flat[i] for i in self._positions)
+        return [x if isinstance(x, _Tensor) else _native.convert_to_tensor(x) for x in picked]
 
     def _arg_names(self, n):
         """Names of the first ``n`` positional arguments, as TF prints them (extra
@@ -335,6 +371,8 @@ class Function:
         reduce_retracing=False,
         name=None,
     ):
+        if not callable(python_function):
+            raise TypeError(f"{python_function!r} is not a callable object")
         functools.update_wrapper(self, python_function)
         self._python_function = python_function
         self._input_signature = None if input_signature is None else list(input_signature)
@@ -440,6 +478,10 @@ class Function:
                     f"{self._name}({', '.join(names)}) specifies {len(sig)} positional "
                     f"arguments, but got {len(sig) + len(extra)}"
                 )
+            # Defaults inside the signature's length are filled in (and converted).
+            bound.apply_defaults()
+            for n in names[len(sig) :]:
+                bound.arguments.pop(n, None)
             return _wrap_slices((tuple(bound.args), dict(bound.kwargs)))
         bound.apply_defaults()
         # A native function's signature shows some defaults as `...`: leave those out.
@@ -618,7 +660,17 @@ class Function:
             for i, p in zip(positions, placeholders):
                 new_flat[i] = p
             a, kw = _unwrap_slices(_nest.pack_sequence_as((args, kwargs), new_flat))
+            shape_before = _structure_key((a, kw))
+            leaves_before = _nest.flatten((a, kw))
             out = func(*a, **kw)
+            leaves_after = _nest.flatten((a, kw))
+            if _structure_key((a, kw)) != shape_before or any(x is not y for x, y in zip(leaves_before, leaves_after)):
+                raise ValueError(
+                    f"{self._name}() should not modify its Python input arguments. Modifying a "
+                    "copy is allowed (for example `l = list(l)`)."
+                )
+            # As TF, every output but None is a tensor (a Python value is converted).
+            out = _nest.map_structure(lambda v: _output_tensor(v, self._name), out)
             leaves = _nest.flatten(out)
             is_t = []
             tensors = []
@@ -719,6 +771,26 @@ def _relax(spec, t):
     if spec._shape is None or len(spec._shape) != len(shape):
         return TensorSpec(None, spec.dtype)
     return TensorSpec(tuple(a if a == b else None for a, b in zip(spec._shape, shape)), spec.dtype)
+
+
+def _output_tensor(v, name):
+    if v is None or isinstance(v, (_Tensor, _Variable, IndexedSlices)):
+        return v
+    try:
+        return _native.convert_to_tensor(v)
+    except (TypeError, ValueError):
+        raise TypeError(
+            "To be compatible with gt.function, Python functions must return zero or more "
+            f"Tensors or None values; in compilation of {name}, found return value of type "
+            f"{type(v).__name__}, which is not a Tensor."
+        ) from None
+
+
+def _same_value(a, b):
+    try:
+        return bool(a == b)
+    except Exception:  # noqa: BLE001 - a value without a truth value: compare identity
+        return a is b
 
 
 def _structure_key(x):
