@@ -11,6 +11,7 @@ as they would eagerly, so gradients through a call are the eager ones.
 import collections
 import functools
 import inspect
+import logging
 import pprint
 import threading
 import weakref
@@ -21,6 +22,7 @@ from . import _gradtape as _native
 from . import _nest
 from ._gradtape import Tensor as _Tensor
 from ._variable import Variable as _Variable
+from ._variable import creation_policy as _variable_creation
 from ._indexed_slices import IndexedSlices
 from ._shape import TensorShape
 
@@ -235,7 +237,7 @@ class ConcreteFunction:
             # trace of theirs); called while tracing, the shapes must fit.
             if t.dtype != spec.dtype or (tracing and not spec.is_compatible_with(t)):
                 raise _InputSignatureMismatch(
-                    f"Binding inputs to gt.function `{self.name}` failed: Can not cast "
+                    f"Binding inputs to gt.function `{self.name}` failed due to: Can not cast "
                     f"{TensorSpec.from_tensor(t)} to {spec}"
                 )
             fits = fits and spec.is_compatible_with(t)
@@ -250,32 +252,80 @@ class ConcreteFunction:
         return self._run(tensors)
 
     def _bind(self, args, kwargs):
-        """The tensors of a call with the function's own arguments; its other values
-        must be the trace's."""
-        fn = self._function
-        args, kwargs = fn._canonical(args, kwargs)
-        if fn._input_signature is not None:
-            args, kwargs = fn._signature_args(args, kwargs)
-        flat = _nest.flatten((args, kwargs))
-        traced = _nest.flatten(self._structure)
-        positions = set(self._positions)
-        mismatch = _structure_key((args, kwargs)) != _structure_key(self._structure) or len(flat) != len(traced)
-        for i, (x, v) in enumerate(zip(flat, traced)):
-            if mismatch:
-                break
-            if i in positions:
-                mismatch = not _is_tensor_arg(x) and not isinstance(x, (bool, int, float, complex))
-            elif isinstance(v, _Variable):
-                mismatch = not isinstance(x, _Variable)
+        """The tensors of a call with the function's own arguments, bound as TF binds a
+        concrete function's: a parameter the trace saw as tensors takes tensors (by
+        position, or by keyword under its name or its spec's); one it saw as a Python
+        value has that value, by position only."""
+        targs, tkwargs = self._structure
+        names = [sn or n for sn, n in zip(self._spec_names(), self._arg_names(len(targs)))]
+        literal = [not _has_tensor(a) for a in targs]
+        if len(args) > len(targs):
+            raise TypeError(f"{self.name}(): too many positional arguments")
+        values = dict(zip(names, args))
+        for k, v in kwargs.items():
+            if k in names and k not in values:
+                values[k] = v
+            elif k in tkwargs and k not in names:
+                values[k] = v
             else:
-                mismatch = _is_tensor_arg(x) or type(x) is not type(v) or not _same_value(x, v)
-        if mismatch:
+                raise TypeError(f"{self.name}(): got an unexpected keyword argument '{k}'")
+        for n, lit, a in zip(names, literal, targs):
+            if n not in values:
+                if not lit:
+                    raise TypeError(f"{self.name}(): missing a required argument: '{n}'")
+                values[n] = a
+        for k, a in tkwargs.items():
+            if k not in values:
+                if _has_tensor(a):
+                    raise TypeError(f"{self.name}(): missing a required keyword-only argument: '{k}'")
+                values[k] = a
+        call = (tuple(values[n] for n in names), {k: values[k] for k in tkwargs})
+        tensors = []
+        for got, traced in zip(call[0] + tuple(call[1].values()), targs + tuple(tkwargs.values())):
+            self._match(got, traced, tensors)
+        return tensors
+
+    def _match(self, got, traced, tensors):
+        """Checks ``got`` (a call's argument) against ``traced`` (the trace's), adding
+        its tensors to ``tensors``."""
+
+        def fail(what):
             raise _InputSignatureMismatch(
-                f"Binding inputs to gt.function `{self.name}` failed: the arguments do not match "
-                f"the trace's signature {self.pretty_printed_signature(verbose=False)}"
+                f"Binding inputs to gt.function `{self.name}` failed due to: Can not cast {got!r} to {what}"
             )
-        picked = (flat[i] for i in self._positions)
-        return [x if isinstance(x, _Tensor) else _native.convert_to_tensor(x) for x in picked]
+
+        if _is_tensor_arg(traced):
+            if _nest.is_nested(got) or not (_is_tensor_arg(got) or isinstance(got, (bool, int, float, complex))):
+                fail(TensorSpec.from_tensor(_native.convert_to_tensor(traced)))
+            tensors.append(got if isinstance(got, _Tensor) else _native.convert_to_tensor(got))
+        elif isinstance(traced, _Variable):
+            if not isinstance(got, _Variable):
+                fail(repr(traced))
+        elif isinstance(traced, dict):
+            if not isinstance(got, dict) or set(got) != set(traced):
+                fail("a Dict")
+            for k in _nest._sorted_keys(traced):
+                self._match(got[k], traced[k], tensors)
+        elif isinstance(traced, (list, tuple)):
+            if not isinstance(got, (list, tuple)) or len(got) != len(traced):
+                fail(type(traced).__name__)
+            for g, t in zip(got, traced):
+                self._match(g, t, tensors)
+        elif _is_tensor_arg(got) or type(got) is not type(traced) or not _same_value(got, traced):
+            fail(repr(traced))
+
+    def _spec_names(self):
+        """The name each positional argument's spec gives it, if any (a lone tensor
+        argument traced from a named ``TensorSpec``)."""
+        targs, _ = self._structure
+        pos_of = {p: j for j, p in enumerate(self._positions)}
+        out = []
+        offset = 0
+        for a in targs:
+            lone = not _nest.is_nested(a) and offset in pos_of
+            out.append(self._specs[pos_of[offset]].name if lone else None)
+            offset += len(_nest.flatten(a))
+        return out
 
     def _arg_names(self, n):
         """Names of the first ``n`` positional arguments, as TF prints them (extra
@@ -375,6 +425,10 @@ class Function:
             raise TypeError(f"{python_function!r} is not a callable object")
         functools.update_wrapper(self, python_function)
         self._python_function = python_function
+        if input_signature is not None and not isinstance(input_signature, (list, tuple)):
+            raise TypeError(
+                f"input_signature must be either a tuple or a list, got {type(input_signature).__name__}"
+            )
         self._input_signature = None if input_signature is None else list(input_signature)
         if self._input_signature is not None:
             for s in _nest.flatten(self._input_signature):
@@ -384,21 +438,56 @@ class Function:
         self._jit_compile = jit_compile
         self._reduce_retracing = reduce_retracing
         self._name = name or getattr(python_function, "__name__", "function")
+        self._signature = None
+        try:
+            self._signature = inspect.signature(python_function)
+        except (TypeError, ValueError):
+            pass
+        if self._input_signature is not None and self._signature is not None:
+            for p in self._signature.parameters.values():
+                if p.kind is inspect.Parameter.KEYWORD_ONLY and p.default is p.empty:
+                    raise TypeError(
+                        f"Since input_signature is defined, keyword-only parameter `{p.name}` "
+                        "must have a default value"
+                    )
+        self._converted = None
+        self._reset()
+
+    def _reset(self):
+        """No traces yet (a new function, or ``clear_cache``)."""
         self._cache = {}
         self._fast = {}
         # Calls with positional tensors of a seen signature, to traces returning one
         # tensor: looked up and run in one native call (the least GIL time per call).
         self._fastcalls = _native._FastCalls()
         self._tracing_count = 0
+        # The first trace may create variables (and is then traced again); later ones
+        # may not, as TF.
+        self._may_create_variables = True
         self._lock = threading.RLock()
-        self._converted = None
-        self._signature = None
-        try:
-            self._signature = inspect.signature(python_function)
-        except (TypeError, ValueError):
-            pass
         # Per instance (by id, unhashable objects included): (weak reference, Function).
         self._bound_instances = {}
+
+    def clear_cache(self):
+        """Drops every trace (and those of the instances' bound methods)."""
+        with self._lock:
+            bound = [entry[1] for entry in self._bound_instances.values()]
+            self._reset()
+        for b in bound:
+            b.clear_cache()
+
+    def __getstate__(self):
+        return {
+            "python_function": self._python_function,
+            "input_signature": self._input_signature,
+            "autograph": self._autograph,
+            "jit_compile": self._jit_compile,
+            "reduce_retracing": self._reduce_retracing,
+            "name": self._name,
+        }
+
+    def __setstate__(self, state):
+        self.__init__(**state)
 
     # Methods: `@gt.function` on a method traces per instance, as TF.
     def __get__(self, instance, owner=None):
@@ -442,6 +531,8 @@ class Function:
         with self._lock:
             return [c for k, c in self._cache.items() if k[0] != "exact"]
 
+    _list_all_concrete_functions_for_serialization = _list_all_concrete_functions
+
     def pretty_printed_concrete_signatures(self, verbose=True):
         """Each trace's ``pretty_printed_signature``, one after another."""
         joiner = "\n\n" if verbose else "\n"
@@ -471,10 +562,17 @@ class Function:
         if sig is not None:
             # As TF: parameters past the signature keep their Python defaults (they are
             # not arguments of the trace); passing one is an error.
-            names = list(self._signature.parameters)
+            params = list(self._signature.parameters.values())
+            names = [p.name for p in params]
+            positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+            uncovered = [p.name for p in params[len(sig) :] if p.kind in positional and p.default is p.empty]
+            if uncovered:
+                raise TypeError(
+                    f"{self._name}(): input_signature missing type constraint for {', '.join(uncovered)}"
+                )
             extra = [n for n in names[len(sig) :] if n in given]
             if extra:
-                raise TypeError(
+                raise _InputSignatureMismatch(
                     f"{self._name}({', '.join(names)}) specifies {len(sig)} positional "
                     f"arguments, but got {len(sig) + len(extra)}"
                 )
@@ -503,9 +601,9 @@ class Function:
             )
         out = []
         for a, spec in zip(args, sig):
-            flat_a = _nest.flatten(a)
             flat_s = _nest.flatten(spec)
-            if len(flat_a) != len(flat_s):
+            flat_a = _flatten_up_to(spec, a)
+            if flat_a is None:
                 raise _InputSignatureMismatch(
                     f"Binding inputs to gt.function `{self._name}` failed: {a!r} does not "
                     f"match the structure of input_signature {spec}"
@@ -562,7 +660,10 @@ class Function:
                     return concrete._run(list(args))
             else:
                 fast = None
+        traces = self._tracing_count
         concrete, cargs, ckwargs = self._concrete(args, kwargs)
+        if self._tracing_count == traces:
+            _TRACING_DETECTORS.called(self._stats_key())
         if fast is not None and concrete._positions == list(range(len(args))):
             # Every argument a tensor, in order (defaults, if any, are Python values of
             # the function itself): the same key always finds this trace.
@@ -694,17 +795,90 @@ class Function:
             result["specs"] = _nest.map_structure(_output_spec, out)
             return tensors
 
+        dims = [(s.dtype, s._dims()) for s in specs]
         if count:
             self._tracing_count += 1
-        graph, _ = _native._trace(traced, examples, [(s.dtype, s._dims()) for s in specs])
+            _TRACING_DETECTORS.traced(self._stats_key(), self._name)
+        with _variable_creation(self._may_create_variables) as created:
+            graph, _ = _native._trace(traced, examples, dims)
+        if created.count:
+            # As TF: a first trace that created variables is traced again (the
+            # variables now exist), and that trace may create none.
+            if count:
+                self._tracing_count += 1
+            with _variable_creation(False):
+                graph, _ = _native._trace(traced, examples, dims)
+        self._may_create_variables = False
         graph = graph.optimize()
         concrete = ConcreteFunction(self, graph, specs, (args, kwargs), positions, result["out"], result["is_t"])
         concrete._example_shapes = tuple(tuple(t.shape) for t in examples)
         concrete._output_specs = result["specs"]
         return concrete
 
+    def _stats_key(self):
+        """What TF counts retracing by: the Python function (a bound method's)."""
+        f = self._python_function
+        return getattr(f, "__func__", f)
+
     def __repr__(self):
         return f"<gt.function {self._name}>"
+
+
+class _TracingDetectors:
+    """TF's frequent-retracing warning: 5 traces within the last 10 calls of a Python
+    function warn (twice at most per function). Calls that find a trace count only when
+    they take the Python path (the native fast path keeps no count)."""
+
+    HISTORY = 10
+    THRESHOLD = 5
+    MAX_WARNINGS = 2
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._state = weakref.WeakKeyDictionary()
+        self._plain = {}
+
+    def _get(self, key):
+        try:
+            return self._state.setdefault(key, [[], 0, 0])
+        except TypeError:
+            return self._plain.setdefault(id(key), [[], 0, 0])
+
+    def called(self, key):
+        with self._lock:
+            st = self._get(key)
+            if not st[0]:
+                st[0].append(0)
+            st[0][-1] += 1
+            st[1] += 1
+
+    def traced(self, key, name):
+        with self._lock:
+            st = self._get(key)
+            calls = st[0]
+            st[1] += 1
+            calls.append(1)
+            while calls and st[1] - calls[0] > self.HISTORY:
+                st[1] -= calls.pop(0)
+            if st[2] >= self.MAX_WARNINGS or len(calls) < self.THRESHOLD:
+                return
+            st[2] += 1
+        _logger.warning(
+            "%d out of the last %d calls to %s triggered gt.function retracing. Tracing is "
+            "expensive and the excessive number of tracings could be due to (1) creating "
+            "@gt.function repeatedly in a loop, (2) passing tensors with different shapes, (3) "
+            "passing Python objects instead of tensors. For (1), define your @gt.function outside "
+            "of the loop. For (2), @gt.function has reduce_retracing=True option that can avoid "
+            "unnecessary retracing. For (3), see TF's guide on controlling retracing "
+            "(https://www.tensorflow.org/guide/function#controlling_retracing).",
+            len(calls),
+            st[1],
+            name,
+        )
+
+
+_TRACING_DETECTORS = _TracingDetectors()
+_logger = logging.getLogger("gradtape")
 
 
 class _SlicesArg(collections.namedtuple("_SlicesArg", ["values", "indices", "dense_shape"])):
@@ -773,6 +947,27 @@ def _relax(spec, t):
     return TensorSpec(tuple(a if a == b else None for a, b in zip(spec._shape, shape)), spec.dtype)
 
 
+def _flatten_up_to(spec, x):
+    """``x``'s parts where ``spec`` (a nest of ``TensorSpec``) has its leaves (a nested
+    list for a spec is one leaf, as TF converts it); ``None`` when the structures
+    differ."""
+    if isinstance(spec, TensorSpec):
+        return [x]
+    if isinstance(spec, dict):
+        if not isinstance(x, dict) or set(x) != set(spec):
+            return None
+        parts = [_flatten_up_to(spec[k], x[k]) for k in _nest._sorted_keys(spec)]
+    elif isinstance(spec, (list, tuple)):
+        if not isinstance(x, (list, tuple)) or len(x) != len(spec):
+            return None
+        parts = [_flatten_up_to(s, v) for s, v in zip(spec, x)]
+    else:
+        return None
+    if any(p is None for p in parts):
+        return None
+    return [v for p in parts for v in p]
+
+
 def _output_tensor(v, name):
     if v is None or isinstance(v, (_Tensor, _Variable, IndexedSlices)):
         return v
@@ -784,6 +979,10 @@ def _output_tensor(v, name):
             f"Tensors or None values; in compilation of {name}, found return value of type "
             f"{type(v).__name__}, which is not a Tensor."
         ) from None
+
+
+def _has_tensor(x):
+    return any(_is_tensor_arg(v) for v in _nest.flatten(x))
 
 
 def _same_value(a, b):

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+import threading
+from collections.abc import Iterator
 from typing import Any, cast
 
 from . import _gradtape, _name_scope
@@ -27,6 +30,7 @@ class Variable(_gradtape.Variable):
         name: str | None = None,
         dtype: Any = None,
     ) -> Variable:
+        _note_creation()
         # Inside a `gt.name_scope` (or a module's), the name takes the scope's prefix.
         if _name_scope.current():
             name = _name_scope.scoped(name)
@@ -72,3 +76,39 @@ class _Ref:
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, _Ref) and other._v._unique_id == self._v._unique_id
+
+
+# What a `gt.function` trace allows of variable creation on this thread (TF's rule: the
+# first trace may create variables, later ones may not).
+_creation = threading.local()
+
+
+class _Creations:
+    """Variables created under ``creation_policy``."""
+
+    def __init__(self, allowed: bool) -> None:
+        self.allowed = allowed
+        self.count = 0
+
+
+def _note_creation() -> None:
+    policy: _Creations | None = getattr(_creation, "policy", None)
+    if policy is None:
+        return
+    if not policy.allowed:
+        raise ValueError(
+            "gt.function only supports singleton gt.Variables created on the first call. Make "
+            "sure the gt.Variable is only created once or created outside gt.function."
+        )
+    policy.count += 1
+
+
+@contextlib.contextmanager
+def creation_policy(allowed: bool) -> Iterator[_Creations]:
+    """Counts (or, when not ``allowed``, forbids) variable creation on this thread."""
+    old = getattr(_creation, "policy", None)
+    _creation.policy = policy = _Creations(allowed)
+    try:
+        yield policy
+    finally:
+        _creation.policy = old
