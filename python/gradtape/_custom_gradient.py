@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import inspect
-from typing import Any, Callable, TypeVar
+from typing import Any, Callable, TypeVar, cast
 
 from . import _gradtape as _native
 from . import _nest
@@ -72,7 +72,25 @@ def custom_gradient(f: _F) -> _F:
     >>> print(t.gradient(output, v))
     gt.Tensor(2.0, shape=(), dtype=float32)
     """
-    return _custom_gradient(f)
+    return cast(_F, _Bindable(f))
+
+
+class _Bindable:
+    """A custom-gradient function that binds as a method (as TF's ``Bind``): on an
+    instance, ``self`` is bound before the call, so it is not taken for an input."""
+
+    def __init__(self, f: Callable[..., Any]) -> None:
+        functools.update_wrapper(self, f)
+        self._f = f
+        self._decorated = _custom_gradient(f)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._decorated(*args, **kwargs)
+
+    def __get__(self, instance: Any, owner: Any = None) -> Any:
+        if instance is None:
+            return self
+        return _custom_gradient(self._f.__get__(instance, owner))
 
 
 def _custom_gradient(f: _F, record_body: bool = True, trace_gradient: bool = True) -> _F:

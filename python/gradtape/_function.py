@@ -12,7 +12,6 @@ import collections
 import functools
 import inspect
 import logging
-import pprint
 import threading
 import weakref
 
@@ -339,36 +338,34 @@ class ConcreteFunction:
         var = next((p.name for p in params if p.kind is inspect.Parameter.VAR_POSITIONAL), "args")
         return names + [f"{var}_{i}" for i in range(n - len(names))]
 
-    def _summary(self):
-        """``name(x, y=4, args_0=5, *, a)``: tensor arguments by name, Python values with
-        theirs."""
+    def _parameters(self):
+        """``(name, kind, argument)`` per parameter of the trace, as TF's FunctionType
+        lists them."""
         args, kwargs = self.structured_input_signature
-        parts = [n if _has_spec(a) else f"{n}={a}" for n, a in zip(self._arg_names(len(args)), args)]
-        if kwargs:
-            parts.append("*")
-            parts += [n if _has_spec(a) else f"{n}={a}" for n, a in kwargs.items()]
-        return f"{self.name}({', '.join(parts)})"
+        names = [sn or n for sn, n in zip(self._spec_names() + [None] * len(args), self._arg_names(len(args)))]
+        sig = self._function._signature
+        n_named = len(names)
+        if sig is not None:
+            kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+            n_named = sum(1 for p in sig.parameters.values() if p.kind in kinds)
+        kind = ["POSITIONAL_OR_KEYWORD" if i < n_named else "POSITIONAL_ONLY" for i in range(len(args))]
+        return list(zip(names, kind, args)) + [(k, "KEYWORD_ONLY", kwargs[k]) for k in kwargs]
+
+    def _output_type(self):
+        outputs = _nest.map_structure(lambda v, sp: v if sp is None else sp, self._outputs, self._output_specs)
+        return _type_text(outputs)
 
     def pretty_printed_signature(self, verbose=True):
-        """The call signature as TF prints it: a summary line and, with ``verbose``,
-        each tensor argument's and output's dtype and static shape."""
-        summary = self._summary()
+        """The signature as TF prints a concrete function's: each parameter's type (a
+        ``TensorSpec``, or ``Literal[value]`` for a Python value) and the output's; with
+        ``verbose``, one line each, with the parameter kinds and the captures."""
+        params = self._parameters()
         if not verbose:
-            return summary
-        args, kwargs = self.structured_input_signature
-        names = self._arg_names(len(args)) + sorted(kwargs)
-        values = list(args) + [kwargs[k] for k in sorted(kwargs)]
-        lines = [summary]
-        details = [f"    {n}: {_pretty_spec(a)}" for n, a in zip(names, values) if _has_spec(a)]
-        if details:
-            lines.append("  Args:")
-            lines += details
-        outputs = _nest.map_structure(
-            lambda v, sp: v if sp is None else sp,
-            self._outputs,
-            self._output_specs,
-        )
-        lines += ["  Returns:", f"    {_pretty_spec(outputs)}"]
+            inner = ", ".join(f"{n}: {_type_text(a)}" for n, _, a in params)
+            return f"({inner}) -> {self._output_type()}"
+        lines = ["Input Parameters:"]
+        lines += [f"  {n} ({kind}): {_type_text(a)}" for n, kind, a in params]
+        lines += ["Output Type:", f"  {self._output_type()}", "Captures:", "  None"]
         return "\n".join(lines)
 
     def __str__(self):
@@ -378,34 +375,17 @@ class ConcreteFunction:
         return f"<ConcreteFunction {self.pretty_printed_signature(verbose=False)} at 0x{id(self):X}>"
 
 
-class _Marker:
-    """``<i>``: a place in a printed structure."""
-
-    __slots__ = ("text",)
-
-    def __init__(self, text):
-        self.text = text
-
-    def __repr__(self):
-        return self.text
-
-
-def _has_spec(x):
-    return any(isinstance(v, TensorSpec) for v in _nest.flatten(x))
-
-
-def _pretty_spec(spec):
-    """How TF's ``pretty_printed_signature`` shows an argument or output."""
-    if isinstance(spec, TensorSpec):
-        return f"{spec.dtype.name} Tensor, shape={spec.shape}"
-    if _nest.is_nested(spec):
-        pieces = _nest.flatten(spec)
-        markers = [_Marker(f"<{i + 1}>") for i in range(len(pieces))]
-        text = pprint.pformat(_nest.pack_sequence_as(spec, markers), width=10000)
-        for marker, piece in zip(markers, pieces):
-            text += f"\n      {marker!r}: {_pretty_spec(piece)}"
-        return text
-    return repr(spec)
+def _type_text(x):
+    """TF's text for a trace type: a spec, ``Literal[v]``, or a typed container."""
+    if isinstance(x, TensorSpec):
+        return repr(x)
+    if isinstance(x, dict):
+        items = ", ".join(f"[{k!r}, {_type_text(x[k])}]" for k in _nest._sorted_keys(x))
+        return f"Dict[{items}]"
+    if isinstance(x, (list, tuple)):
+        kind = type(x).__name__ if _nest._is_namedtuple(x) else ("Tuple" if isinstance(x, tuple) else "List")
+        return f"{kind}[{', '.join(_type_text(v) for v in x)}]"
+    return f"Literal[{x!r}]"
 
 
 class Function:

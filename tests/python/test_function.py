@@ -1125,19 +1125,21 @@ def test_pretty_printed_signatures_and_the_list_of_traces():
 
     c = f.get_concrete_function(gt.TensorSpec([None, 3], gt.float32))
     f(gt.constant([1, 2]), scale=3)
-    assert c.pretty_printed_signature(verbose=False) == "f(x, scale=2)"
+    spec = "TensorSpec(shape=(None, 3), dtype=gt.float32, name=None)"
+    out = "Dict[['n', TensorSpec(shape=(2,), dtype=gt.int32, name=None)], ['y', " + spec + "]]"
+    assert c.pretty_printed_signature(verbose=False) == f"(x: {spec}, scale: Literal[2]) -> {out}"
     assert c.pretty_printed_signature() == (
-        "f(x, scale=2)\n"
-        "  Args:\n"
-        "    x: float32 Tensor, shape=(None, 3)\n"
-        "  Returns:\n"
-        "    {'n': <1>, 'y': <2>}\n"
-        "      <1>: int32 Tensor, shape=(2,)\n"
-        "      <2>: float32 Tensor, shape=(None, 3)"
+        "Input Parameters:\n"
+        f"  x (POSITIONAL_OR_KEYWORD): {spec}\n"
+        "  scale (POSITIONAL_OR_KEYWORD): Literal[2]\n"
+        "Output Type:\n"
+        f"  {out}\n"
+        "Captures:\n"
+        "  None"
     )
     assert str(c) == "ConcreteFunction " + c.pretty_printed_signature()
-    assert repr(c).startswith("<ConcreteFunction f(x, scale=2) at 0x")
+    assert repr(c).startswith(f"<ConcreteFunction (x: {spec}, scale: Literal[2]) -> ")
     assert len(f._list_all_concrete_functions()) == 2
-    second = "f(x, scale=3)\n  Args:\n    x: int32 Tensor, shape=(2,)\n  Returns:"
-    assert f.pretty_printed_concrete_signatures(verbose=False) == "f(x, scale=2)\nf(x, scale=3)"
+    second = "  scale (POSITIONAL_OR_KEYWORD): Literal[3]"
     assert second in f.pretty_printed_concrete_signatures()
+    assert f.pretty_printed_concrete_signatures(verbose=False).count("\n") == 1
