@@ -874,7 +874,7 @@ def test_fn_recompute_same_tensor():
         del y
         return x
 
-    x = gt.ones((10))
+    x = gt.ones(10)
     grads_re, grads = _fn_variables_gradient(x, test_fn_mul, x)
     _assert_grads_close(grads_re, grads)
     np.testing.assert_allclose(_val(grads_re), 2.0 * np.ones(10))
@@ -900,7 +900,7 @@ def test_recompute_grad_matches_plain_results():
         return x[0][0]
 
     for mode in ("eager", "graph"):
-        def run(test_func):
+        def run(test_func, mode=mode):
             grad_fn = _grad(test_func)
             if mode == "graph":
                 grad_fn = gt.function(grad_fn)
