@@ -36,6 +36,11 @@ pub enum Error {
     #[error("{0}")]
     Type(String),
 
+    /// A symbolic tensor of a finished subgraph (a loop body, a branch) read outside it.
+    /// TF's `InaccessibleTensorError` (a `ValueError`).
+    #[error("{0}")]
+    Inaccessible(String),
+
     // ---- tape misuse (RuntimeError) ----
     /// A gradient tape was used in a way its contract forbids.
     #[error("{0}")]

@@ -151,7 +151,12 @@ class ConcreteFunction:
     TF equivalent: ``tf.types.experimental.ConcreteFunction``."""
 
     def __init__(self, function, graph, specs, structure, tensor_positions, outputs, out_is_tensor):
-        self._function = function
+        # Weakly: the function's cache holds its traces (a strong reference back would
+        # keep every gt.function alive until the garbage collector runs, as TF's test
+        # of reference cycles checks).
+        self._function_ref = weakref.ref(function)
+        self._function_state = function.__getstate__()
+        self._orphan = None
         self.graph = graph
         self._specs = specs
         self._structure = structure
@@ -161,6 +166,7 @@ class ConcreteFunction:
         self._flat_outputs = None
         self._example_shapes = None
         self._output_specs = None
+        self._variables = ()
         # Variables among the arguments: where they are, and the ones the trace saw.
         flat = _nest.flatten(structure)
         self._var_positions = [i for i, x in enumerate(flat) if isinstance(x, _Variable)]
@@ -169,9 +175,32 @@ class ConcreteFunction:
         self._single_output = out_is_tensor == [True] and not _nest.is_nested(outputs)
 
     @property
+    def _function(self):
+        """The ``gt.function`` this is a trace of (once it is gone, a new one with its
+        settings, for the traces of other sizes a call may need)."""
+        f = self._function_ref()
+        if f is None:
+            if self._orphan is None:
+                self._orphan = Function(**self._function_state)
+            f = self._orphan
+        return f
+
+    @property
     def structured_input_signature(self):
         """The arguments' structure with a ``TensorSpec`` for each tensor (TF's form:
-        ``(args, kwargs)``)."""
+        ``(args, kwargs)``); a lone tensor argument's spec is named after its parameter
+        unless the trace's spec has a name."""
+        args, kwargs = self._signature_specs()
+        names = self._arg_names(len(args))
+
+        def named(a, n):
+            return TensorSpec(a._shape, a.dtype, n) if isinstance(a, TensorSpec) and a.name is None else a
+
+        args = tuple(named(a, n) for a, n in zip(args, names))
+        return args, {k: named(a, k) for k, a in kwargs.items()}
+
+    def _signature_specs(self):
+        """``structured_input_signature`` with the specs as traced (names as given)."""
         flat = _nest.flatten(self._structure)
         for i, spec in zip(self._positions, self._specs):
             flat[i] = spec
@@ -187,6 +216,15 @@ class ConcreteFunction:
     @property
     def structured_outputs(self):
         return self._outputs
+
+    @property
+    def variables(self):
+        """The variables the trace reads or assigns (TF's captured variables)."""
+        return self._variables
+
+    @property
+    def trainable_variables(self):
+        return tuple(v for v in self._variables if v.trainable)
 
     @property
     def output_dtypes(self):
@@ -341,7 +379,7 @@ class ConcreteFunction:
     def _parameters(self):
         """``(name, kind, argument)`` per parameter of the trace, as TF's FunctionType
         lists them."""
-        args, kwargs = self.structured_input_signature
+        args, kwargs = self._signature_specs()
         names = [sn or n for sn, n in zip(self._spec_names() + [None] * len(args), self._arg_names(len(args)))]
         sig = self._function._signature
         n_named = len(names)
@@ -477,8 +515,14 @@ class Function:
         entry = self._bound_instances.get(key)
         if entry is not None and entry[0]() is instance:
             return entry[1]
+        func = self._python_function
+        try:
+            # The instance held weakly: its traces must not keep it alive.
+            method = _WeakMethod(func, instance) if inspect.isfunction(func) else func.__get__(instance, owner)
+        except TypeError:
+            method = func.__get__(instance, owner)
         bound = Function(
-            self._python_function.__get__(instance, owner),
+            method,
             input_signature=self._input_signature,
             autograph=self._autograph,
             jit_compile=self._jit_compile,
@@ -523,7 +567,11 @@ class Function:
             if self._autograph:
                 from . import _autograph
 
-                self._converted = _autograph.convert(self._python_function)
+                pf = self._python_function
+                if isinstance(pf, _WeakMethod):
+                    self._converted = pf.with_function(_autograph.convert(pf.__func__))
+                else:
+                    self._converted = _autograph.convert(pf)
             else:
                 self._converted = self._python_function
         return self._converted
@@ -667,15 +715,25 @@ class Function:
         args, kwargs = self._canonical(args, kwargs)
         if self._input_signature is not None:
             args, kwargs = self._signature_args(args, kwargs)
-        key = self._key(args, kwargs) if specs is None else ("specs", tuple(specs), self._key(args, kwargs)[0])
+        if specs is None:
+            key = self._key(args, kwargs)
+        else:
+            unnamed = tuple(TensorSpec(s._shape, s.dtype) for s in specs)
+            key = ("specs", unnamed, self._key(args, kwargs)[0], tuple(s.name for s in specs))
         with self._lock:
             concrete = self._cache.get(key)
+            if concrete is None and specs is not None and all(n is None for n in key[3]):
+                # Unnamed specs take a trace of the same specs under any names (TF).
+                concrete = next((c for k, c in self._cache.items() if k[:3] == key[:3]), None)
             if concrete is not None and specs is None and self._reduce_retracing:
                 # TF's reduce_retracing: the first trace is exact; a call it does not
                 # fit is traced once more with the dimensions that differ unknown.
                 tensors = self._tensors_for(concrete, args, kwargs, checked=True)
                 if not all(sp.is_compatible_with(t) for sp, t in zip(concrete._specs, tensors)):
                     relaxed = [_relax(sp, t) for sp, t in zip(concrete._specs, tensors)]
+                    # The narrower trace stays listed (TF keeps it), under a key no call
+                    # looks up.
+                    self._cache[("relaxed", id(concrete))] = concrete
                     concrete = self._trace(args, kwargs, relaxed)
                     self._cache[key] = concrete
             if concrete is None:
@@ -717,6 +775,8 @@ class Function:
                 s if isinstance(s, TensorSpec) else TensorSpec(tuple(s.shape), _native.convert_to_tensor(s).dtype)
                 for s in specs
             ]
+            if all(s._shape is not None and None not in s._shape and s.name is None for s in specs):
+                specs = None  # as the tensors they describe: the same trace
         if any(isinstance(x, TensorSpec) for x in flat):
             flat = [_example(x) if isinstance(x, TensorSpec) else x for x in flat]
             args, kwargs = _nest.pack_sequence_as((args, kwargs), flat)
@@ -773,6 +833,7 @@ class Function:
             # The static shapes are known here, in the trace (read without making the
             # trace depend on the example's sizes).
             result["specs"] = _nest.map_structure(_output_spec, out)
+            result["variables"] = _native._traced_variables()
             return tensors
 
         dims = [(s.dtype, s._dims()) for s in specs]
@@ -793,15 +854,43 @@ class Function:
         concrete = ConcreteFunction(self, graph, specs, (args, kwargs), positions, result["out"], result["is_t"])
         concrete._example_shapes = tuple(tuple(t.shape) for t in examples)
         concrete._output_specs = result["specs"]
+        concrete._variables = tuple(result["variables"])
         return concrete
 
     def _stats_key(self):
         """What TF counts retracing by: the Python function (a bound method's)."""
         f = self._python_function
-        return getattr(f, "__func__", f)
+        while hasattr(f, "__wrapped__"):
+            f = f.__wrapped__
+        f = getattr(f, "__func__", f)
+        return getattr(f, "__code__", f)
 
     def __repr__(self):
         return f"<gt.function {self._name}>"
+
+
+class _WeakMethod:
+    """A function bound as a method to an instance it holds weakly (a ``gt.function``
+    method's traces live as long as the instance, not longer)."""
+
+    def __init__(self, func, instance, _ref=None):
+        self._ref = _ref if _ref is not None else weakref.ref(instance)
+        functools.update_wrapper(self, func)
+        self.__func__ = func
+        params = list(inspect.signature(func).parameters.values())[1:]
+        self.__signature__ = inspect.Signature(params)
+
+    @property
+    def __self__(self):
+        return self._ref()
+
+    def with_function(self, func):
+        """The same binding of another function (AutoGraph's conversion)."""
+        return _WeakMethod(func, self._ref(), self._ref)
+
+    def __call__(self, *args, **kwargs):
+        # As TF's weak method target: once the instance is gone, `self` is None.
+        return self.__func__(self._ref(), *args, **kwargs)
 
 
 class _TracingDetectors:

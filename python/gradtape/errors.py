@@ -8,6 +8,8 @@
   that is truncated, corrupted, of an unknown format version or missing pieces.
 - ``OperatorNotAllowedInGraphError`` (a ``TypeError``): a symbolic tensor of a
   ``gt.function`` trace used as a Python ``bool``.
+- ``InaccessibleTensorError`` (a ``ValueError``): a symbolic tensor made inside a loop
+  body or branch of a ``gt.function`` trace, read outside it.
 - ``NotFoundError`` (an ``OpError``, as TF's): a checkpoint file, or a key in one, that
   does not exist (``gt.train.load_variable``, ``load_checkpoint``, ``list_variables``,
   ``Checkpoint.restore``).
@@ -24,6 +26,7 @@ from typing import Any
 
 from ._gradtape import (
     DataLossError,
+    InaccessibleTensorError,
     InternalError,
     InvalidArgumentError,
     OperatorNotAllowedInGraphError,
@@ -101,7 +104,7 @@ class NotFoundError(OpError):
 
 __all__ = [
     "DataLossError", "InternalError", "InvalidArgumentError", "NotFoundError", "OpError",
-    "OperatorNotAllowedInGraphError", "ResourceExhaustedError",
+    "OperatorNotAllowedInGraphError", "ResourceExhaustedError", "InaccessibleTensorError",
     "OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND", "ALREADY_EXISTS",
     "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION", "ABORTED", "OUT_OF_RANGE",
     "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS", "UNAUTHENTICATED",

@@ -40,7 +40,7 @@ pub use tapes::{
 pub use trace::{
     apply, apply_stateful, apply_stateful_keyed, constant, is_tracing, lookup, note_shape_read,
     paused, peek_static_shape, record_effect, record_effect_keyed, resume, scratch, static_shape,
-    suspend, symbolic_name, trace, trace_subgraph, StaticShape, Traced,
+    suspend, symbolic_name, trace, trace_subgraph, traced_variables, StaticShape, Traced,
 };
 pub(crate) use trace::{on_variable_assign, on_variable_read};
 

@@ -9,8 +9,8 @@
 //! becomes an extra input of the subgraph, fed by the enclosing trace.
 
 use std::cell::{Cell, RefCell};
-use std::collections::HashMap;
-use std::sync::Arc;
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex};
 
 use super::{check_loop_vars, truth, Elementwise, Forward, Graph, Kind, Node, Spec, Value};
 use crate::error::{Error, Result};
@@ -48,6 +48,116 @@ struct Tracer {
     /// A scratch trace ([`scratch`]): its graph is dropped, any tensor it does not know
     /// is a constant, and what it reads of shapes binds no enclosing trace.
     scratch: bool,
+    /// How many of the inputs are the trace's own (fresh placeholders); the others are
+    /// tensors of enclosing traces.
+    own_inputs: u32,
+    /// Its symbolic tensors were recorded as retired ([`retire`]).
+    retired: bool,
+    /// The variables the traced code read or assigned (its own or an inner trace's),
+    /// in first-use order.
+    variables: Vec<Variable>,
+}
+
+/// Where a symbolic tensor of a finished trace was made.
+#[derive(Clone)]
+struct Retired {
+    /// In a subgraph (a branch, a loop body) rather than a function's trace.
+    subgraph: bool,
+    /// The user's line that made it.
+    origin: Option<Arc<str>>,
+}
+
+/// The symbolic tensors of the last [`RETIRED_TRACES`] finished traces (all threads):
+/// a later trace that reads one would otherwise capture its example value as a
+/// constant, a silently wrong number. TF's "out of scope" errors.
+struct RetiredTensors {
+    at: HashMap<TensorId, Retired>,
+    order: VecDeque<Vec<TensorId>>,
+}
+
+const RETIRED_TRACES: usize = 256;
+
+static RETIRED: Mutex<Option<RetiredTensors>> = Mutex::new(None);
+
+/// Records the symbolic tensors of a trace that just ended (`nodes`: its graph's).
+fn retire(tr: &mut Tracer, nodes: &[Node]) {
+    if tr.scratch || tr.retired {
+        return;
+    }
+    tr.retired = true;
+    let origins: Vec<Option<Arc<str>>> = nodes.iter().map(|n| n.origin.clone()).collect();
+    let ids: Vec<(TensorId, Retired)> = tr
+        .map
+        .iter()
+        .filter_map(|(&id, v)| {
+            let origin = match *v {
+                Value::Node(n, _) => origins.get(n as usize).cloned().flatten(),
+                Value::Input(i) if i < tr.own_inputs => None,
+                _ => return None,
+            };
+            Some((
+                id,
+                Retired {
+                    subgraph: tr.captures_outer,
+                    origin,
+                },
+            ))
+        })
+        .collect();
+    if ids.is_empty() {
+        return;
+    }
+    let mut guard = RETIRED.lock().unwrap_or_else(|e| e.into_inner());
+    let r = guard.get_or_insert_with(|| RetiredTensors {
+        at: HashMap::new(),
+        order: VecDeque::new(),
+    });
+    if r.order.len() == RETIRED_TRACES {
+        for id in r.order.pop_front().unwrap_or_default() {
+            r.at.remove(&id);
+        }
+    }
+    r.order.push_back(ids.iter().map(|(id, _)| *id).collect());
+    r.at.extend(ids);
+}
+
+/// An out-of-scope error with the user's line that read the tensor in front.
+fn used_at(e: Error, origin: Option<&str>) -> Error {
+    match (e, origin) {
+        (Error::Type(m), Some(o)) => Error::Type(format!("{o}: {m}")),
+        (Error::Inaccessible(m), Some(o)) => Error::Inaccessible(format!("{o}: {m}")),
+        (e, _) => e,
+    }
+}
+
+fn retired(id: TensorId) -> Option<Retired> {
+    let guard = RETIRED.lock().unwrap_or_else(|e| e.into_inner());
+    guard.as_ref()?.at.get(&id).cloned()
+}
+
+/// The error for a tensor of a finished trace read by another: TF's "out of scope".
+fn out_of_scope(t: &Tensor, r: Retired) -> Error {
+    let made = r
+        .origin
+        .as_deref()
+        .map_or(String::new(), |o| format!(" (made at {o})"));
+    let what = format!(
+        "a symbolic tensor of dtype {} and shape {:?}{made}",
+        t.dtype().name(),
+        t.shape()
+    );
+    if r.subgraph {
+        Error::Inaccessible(format!(
+            "{what} is out of scope and cannot be used here: it was made inside a \
+             control-flow body or branch (gt.while_loop, gt.cond, or a loop AutoGraph \
+             converted); return it from the body, or gather values in a gt.TensorArray"
+        ))
+    } else {
+        Error::Type(format!(
+            "{what} is out of scope and cannot be used here: it belongs to another \
+             gt.function trace, which is finished; use that function's return values"
+        ))
+    }
 }
 
 impl Tracer {
@@ -72,6 +182,9 @@ impl Tracer {
             tapes: Vec::new(),
             first_id: crate::tensor::next_id(),
             scratch: false,
+            own_inputs: inputs.len() as u32,
+            retired: false,
+            variables: Vec::new(),
         }
     }
 }
@@ -341,12 +454,35 @@ pub(crate) fn on_variable_assign(var: &Variable) {
     if !is_tracing() {
         return;
     }
+    note_variable(var);
     ASSIGNED.with(|a| {
         let mut a = a.borrow_mut();
         if !a.iter().any(|(v, _)| v.id() == var.id()) {
             a.push((var.clone(), var.value_unrecorded()));
         }
     });
+}
+
+/// Notes that the traces on this thread use `var`.
+fn note_variable(var: &Variable) {
+    TRACERS.with(|s| {
+        for tr in s.borrow_mut().iter_mut().filter(|tr| !tr.scratch) {
+            if !tr.variables.iter().any(|v| v.id() == var.id()) {
+                tr.variables.push(var.clone());
+            }
+        }
+    });
+}
+
+/// The variables the innermost (non-scratch) trace has read or assigned so far, in
+/// first-use order (TF's `ConcreteFunction.variables`).
+pub fn traced_variables() -> Vec<Variable> {
+    TRACERS.with(|s| {
+        (s.borrow().iter().rev())
+            .find(|tr| !tr.scratch)
+            .map(|tr| tr.variables.clone())
+            .unwrap_or_default()
+    })
 }
 
 /// Whether this thread is tracing (ops are being recorded into a graph).
@@ -393,6 +529,11 @@ fn value_of(stack: &mut [Tracer], level: usize, t: &Tensor) -> Result<Value> {
             .map(|tr| tr.first_id)
             .min()
             .unwrap_or(0);
+    if !known_outside && !stack[level].scratch {
+        if let Some(r) = retired(t.id()) {
+            return Err(out_of_scope(t, r));
+        }
+    }
     if made_here && !known_outside && !stack[level].scratch {
         return Err(Error::invalid(
             "function",
@@ -473,7 +614,7 @@ fn push_node(
         };
         let ins: Vec<Value> = inputs
             .iter()
-            .map(|t| value_of(&mut s, level, t))
+            .map(|t| value_of(&mut s, level, t).map_err(|e| used_at(e, origin.as_deref())))
             .collect::<Result<_>>()?;
         let tr = &mut s[level];
         let id = tr.graph.nodes.len() as u32;
@@ -686,6 +827,7 @@ pub(crate) fn on_variable_read(var: &Variable, value: &Tensor) {
     if !is_tracing() {
         return;
     }
+    note_variable(var);
     // A node with no inputs cannot fail to record.
     let _ = push_node(
         |ins| Node {
@@ -915,7 +1057,10 @@ fn run_traced(
         fn drop(&mut self) {
             let outermost = TRACERS.with(|s| {
                 let mut s = s.borrow_mut();
-                s.pop();
+                if let Some(mut tr) = s.pop() {
+                    let nodes = std::mem::take(&mut tr.graph.nodes);
+                    retire(&mut tr, &nodes);
+                }
                 s.is_empty()
             });
             set_tracing();
@@ -976,6 +1121,7 @@ fn run_traced(
             .collect::<Result<_>>()?;
         let tr = &mut s[level];
         let mut g = std::mem::take(&mut tr.graph);
+        retire(tr, &g.nodes);
         g.outputs = outs;
         g.shape_dependent = tr.read_shape;
         Ok::<_, Error>((g, std::mem::take(&mut tr.outer)))

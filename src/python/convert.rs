@@ -75,6 +75,9 @@ fn scalar_of(dt: DType, v: f64) -> Tensor {
 /// Converts a non-tensor Python value (inside a `gt.function` trace, a constant of the
 /// graph).
 pub(crate) fn convert_value(ob: &Bound<'_, PyAny>, hint: Option<DType>) -> PyResult<Tensor> {
+    if is_sequence(ob) && holds_tensor(ob)? {
+        return pack(ob, hint);
+    }
     let t = convert_value_untraced(ob, hint)?;
     crate::graph::constant(&t);
     if crate::tape::provenance::enabled() {
@@ -88,6 +91,75 @@ pub(crate) fn convert_value(ob: &Bound<'_, PyAny>, hint: Option<DType>) -> PyRes
         crate::tape::provenance::note(what, &[], &[&t]);
     }
     Ok(t)
+}
+
+fn is_sequence(ob: &Bound<'_, PyAny>) -> bool {
+    ob.is_instance_of::<PyList>() || ob.is_instance_of::<PyTuple>()
+}
+
+/// Whether a (nested) list or tuple holds a tensor or variable.
+fn holds_tensor(ob: &Bound<'_, PyAny>) -> PyResult<bool> {
+    for x in ob.try_iter()? {
+        let x = x?;
+        if x.is_instance_of::<PyTensor>() || x.is_instance_of::<PyVariable>() {
+            return Ok(true);
+        }
+        if is_sequence(&x) && holds_tensor(&x)? {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+/// The dtype of the first tensor or variable in a nested sequence.
+fn first_dtype(ob: &Bound<'_, PyAny>) -> PyResult<Option<DType>> {
+    for x in ob.try_iter()? {
+        let x = x?;
+        if let Some(t) = as_tensor(&x) {
+            return Ok(Some(t.dtype()));
+        }
+        if is_sequence(&x) {
+            if let Some(d) = first_dtype(&x)? {
+                return Ok(Some(d));
+            }
+        }
+    }
+    Ok(None)
+}
+
+/// TF's auto-packing: a list holding tensors is their stack along a new first axis
+/// (recorded like any op, so it is differentiable and traced). Numbers take the
+/// first tensor's dtype (or `hint`); a tensor of another dtype is TF's error.
+fn pack(ob: &Bound<'_, PyAny>, hint: Option<DType>) -> PyResult<Tensor> {
+    let dt = match hint {
+        Some(d) => d,
+        None => first_dtype(ob)?.ok_or_else(|| PyTypeError::new_err("nothing to pack"))?,
+    };
+    let mut items = Vec::new();
+    for x in ob.try_iter()? {
+        let x = x?;
+        let t = match as_tensor(&x) {
+            Some(t) if t.dtype() != dt => {
+                return Err(PyValueError::new_err(format!(
+                    "Tensor conversion requested dtype {} for Tensor with dtype {}: {}",
+                    dt.name(),
+                    t.dtype().name(),
+                    x.repr()?
+                )))
+            }
+            Some(t) => t,
+            None => convert_value(&x, Some(dt))?,
+        };
+        items.push(t);
+    }
+    let refs: Vec<&Tensor> = items.iter().collect();
+    let packed = crate::graph::apply("Pack", Some("0".into()), None, &refs, |xs| {
+        Ok(vec![ops::stack(xs, 0)?])
+    })?;
+    packed
+        .into_iter()
+        .next()
+        .ok_or_else(|| crate::error::Error::Internal("Pack made no output".into()).into())
 }
 
 fn convert_value_untraced(ob: &Bound<'_, PyAny>, hint: Option<DType>) -> PyResult<Tensor> {

@@ -41,6 +41,15 @@ pyo3::create_exception!(
 
 pyo3::create_exception!(
     gradtape,
+    InaccessibleTensorError,
+    PyValueError,
+    "A symbolic tensor of a gt.function trace used where it is out of scope (made inside a \
+     loop body or branch and read outside it). TF equivalent: \
+     tf.errors.InaccessibleTensorError (a ValueError)."
+);
+
+pyo3::create_exception!(
+    gradtape,
     DataLossError,
     PyValueError,
     "A file that is truncated, corrupted, of an unknown format version or otherwise not \
@@ -57,6 +66,7 @@ impl From<Error> for PyErr {
             Error::DType { .. } | Error::Type(_) => PyTypeError::new_err(e.to_string()),
             Error::ResourceExhausted { .. } => ResourceExhaustedError::new_err(e.to_string()),
             Error::Tape(_) => PyRuntimeError::new_err(e.to_string()),
+            Error::Inaccessible(_) => InaccessibleTensorError::new_err(e.to_string()),
             Error::Internal(_) => InternalError::new_err(e.to_string()),
             Error::DataLoss(_) => DataLossError::new_err(e.to_string()),
             Error::NoGradient(_) => PyLookupError::new_err(e.to_string()),

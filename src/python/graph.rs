@@ -602,6 +602,15 @@ fn _static_shape<'py>(py: Python<'py>, t: &Bound<'py, PyTensor>) -> PyResult<Bou
 /// `_static_shape` for code that only reports the shape (a concrete function's
 /// `output_shapes`): never makes the trace depend on the example's sizes; sizes the
 /// trace cannot tell are `None`.
+/// The variables the innermost trace has read or assigned so far (first use first).
+#[pyfunction]
+fn _traced_variables(py: Python<'_>) -> PyResult<Vec<Py<PyAny>>> {
+    graph::traced_variables()
+        .iter()
+        .map(|v| super::variable::PyVariable::object(py, v))
+        .collect()
+}
+
 #[pyfunction]
 fn _peek_static_shape<'py>(
     py: Python<'py>,
@@ -677,5 +686,6 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_is_symbolic, m)?)?;
     m.add_function(wrap_pyfunction!(_static_shape, m)?)?;
     m.add_function(wrap_pyfunction!(_peek_static_shape, m)?)?;
+    m.add_function(wrap_pyfunction!(_traced_variables, m)?)?;
     Ok(())
 }

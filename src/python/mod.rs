@@ -76,6 +76,10 @@ fn _gradtape(m: &Bound<'_, PyModule>) -> PyResult<()> {
         "OperatorNotAllowedInGraphError",
         py.get_type::<errors::OperatorNotAllowedInGraphError>(),
     )?;
+    m.add(
+        "InaccessibleTensorError",
+        py.get_type::<errors::InaccessibleTensorError>(),
+    )?;
     for dt in DType::ALL {
         m.add(dt.name(), tensor::PyDType { dt })?;
     }

@@ -1114,7 +1114,7 @@ def test_parameters_past_the_input_signature_keep_their_defaults():
     np.testing.assert_array_equal(fn(a=gt.constant([1.0, 2.0])).numpy(), np.array([2.0, 3.0], np.float32))
     with pytest.raises(TypeError, match=r"fn\(a, b\) specifies 1 positional arguments, but got 2"):
         fn(gt.constant(2.0), 3)
-    assert fn.get_concrete_function().structured_input_signature == ((gt.TensorSpec(None), 1), {})
+    assert fn.get_concrete_function().structured_input_signature == ((gt.TensorSpec(None, name="a"), 1), {})
     assert fn.experimental_get_tracing_count() == 1
 
 
