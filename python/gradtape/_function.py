@@ -893,11 +893,16 @@ def cond(pred, true_fn=None, false_fn=None, name=None):
         raise TypeError("cond: true_fn and false_fn are required")
     if not callable(true_fn) or not callable(false_fn):
         raise TypeError("cond: true_fn and false_fn must be callable")
-    if isinstance(pred, _Variable) and _native._is_tracing():
-        # Read when the graph runs, not now.
-        pred = pred.read_value()
-    if not _native._is_symbolic(pred):
+    if not _native._is_tracing():
         return true_fn() if _truth(pred) else false_fn()
+    # Inside a trace it is one graph node (TF's If op), also on a predicate captured from
+    # outside (an eager tensor or a variable, read when the graph runs): both branches
+    # are traced, the outputs are the node's (tensors connected to both branches).
+    if isinstance(pred, bool):
+        # TF's cond_v2: a Python bool has no place in a graph's If op.
+        raise TypeError("pred must not be a Python bool")
+    if isinstance(pred, _Variable):
+        pred = pred.read_value()
     from ._everyday import TensorArray
 
     structure = {}
@@ -1187,7 +1192,7 @@ def switch_case(branch_index, branch_fns, default=None, name=None):
             raise TypeError("switch_case: every branch must be callable")
     if default is None:
         default = pairs[-1][1]
-    if not _native._is_symbolic(branch_index):
+    if not _native._is_tracing():
         i = int(branch_index if not isinstance(branch_index, _Variable) else branch_index.read_value())
         for k, fn in pairs:
             if k == i:
