@@ -1402,6 +1402,12 @@ def map_fn(
         raise TypeError(f"fn must be callable, got {fn!r}")
     if parallel_iterations is not None:
         _check_parallel_iterations(parallel_iterations)
+    if _native._is_tracing():
+        from . import _autograph
+
+        if _autograph.enabled():
+            # As TF's map_fn (autograph.tf_convert under an enabled control status).
+            fn = _autograph.convert_call(fn)
     signature = fn_output_signature if fn_output_signature is not None else dtype
     flat = [
         e.read_value() if isinstance(e, _Variable) else (e if isinstance(e, _Tensor) else _native.convert_to_tensor(e))
