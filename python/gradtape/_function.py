@@ -1006,7 +1006,8 @@ def while_loop(
     single = not isinstance(loop_vars, (list, tuple)) or _nest._is_namedtuple(loop_vars)
     structure = (loop_vars,) if single else loop_vars
     invariants = None
-    if shape_invariants is not None:
+    if shape_invariants is not None and _native._is_tracing():
+        # (Eagerly TF's while_loop does not look at them.)
         invariants = _shape_invariants(structure, (shape_invariants,) if single else shape_invariants)
 
     def call_body(vs):
