@@ -1733,6 +1733,14 @@ def test_cf_while_shape_invariant_tensor_spec():
     assert tuple(x.shape) == (2,) * 10 + (1,)
 
 
+def test_cf_while_shape_invariants_are_not_read_eagerly():
+    # TF's eager while_loop never looks at shape_invariants (neither type nor shape).
+    (r,) = gt.while_loop(lambda i: i < 3, lambda i: [i + 1], [gt.constant(0)], shape_invariants=["foo"])
+    assert int(r) == 3
+    (r,) = gt.while_loop(lambda i: i < 3, lambda i: [i + 1], [gt.constant(0)], shape_invariants=[gt.TensorShape([2])])
+    assert int(r) == 3
+
+
 def test_cf_while_shape_invariant_bad_type():
     i = gt.constant(0)
     x = gt.constant([1])
