@@ -23,7 +23,10 @@ import ast
 import builtins
 import functools
 import inspect
+import os
+import sysconfig
 import textwrap
+import threading
 import tokenize
 import types
 
@@ -45,9 +48,20 @@ class Undefined:
         return f"<undefined {self.name}>"
 
 
+_status = threading.local()
+
+
+def enabled():
+    """Whether converted code is running on this thread (a ``gt.function`` with
+    ``autograph=True`` is tracing): TF's ``control_status_ctx`` being ``ENABLED``, under
+    which ``gt.map_fn`` converts its ``fn`` as TF's does."""
+    return getattr(_status, "depth", 0) > 0
+
+
 def convert(func):
-    """``func`` with its control flow statements converted, or ``func`` itself when
-    its source cannot be converted."""
+    """``func`` with its control flow statements converted (and the functions it calls,
+    see ``convert_call``), or ``func`` itself when its source cannot be converted; while
+    it runs, ``enabled()`` holds."""
     target = getattr(func, "__func__", func)
     try:
         converted = _cache[target]
@@ -58,15 +72,82 @@ def convert(func):
         except TypeError:
             pass
     if converted is None:
-        return func
-    if hasattr(func, "__self__"):
-        return converted.__get__(func.__self__, type(func.__self__))
-    return converted
+        converted = func
+    elif hasattr(func, "__self__"):
+        converted = converted.__get__(func.__self__, type(func.__self__))
+    return _entered(converted, func)
+
+
+def _entered(converted, func):
+    @functools.wraps(func)
+    def run(*args, **kwargs):
+        _status.depth = getattr(_status, "depth", 0) + 1
+        try:
+            return converted(*args, **kwargs)
+        finally:
+            _status.depth -= 1
+
+    return run
+
+
+def convert_call(f):
+    """``f`` as converted code calls it (TF's ``converted_call``): a user's Python
+    function (or method) converted, anything else (gradtape's own functions, builtins,
+    the standard library's and installed packages', callable objects) as it is."""
+    target = getattr(f, "__func__", f)
+    if not isinstance(target, types.FunctionType) or not _user_code(target):
+        return f
+    code = target.__code__
+    try:
+        made = _code_cache[code]
+    except KeyError:
+        made = _code_cache[code] = _converted_code(target)
+    if made is None:
+        return f
+    new = _rebuild(target, made)
+    if new is None:
+        return f
+    if hasattr(f, "__self__"):
+        return new.__get__(f.__self__, type(f.__self__))
+    return new
+
+
+_code_cache: dict = {}
+
+
+def _library_dirs():
+    paths = sysconfig.get_paths()
+    dirs = {paths.get(k) for k in ("stdlib", "platstdlib", "purelib", "platlib")}
+    return tuple(os.path.join(d, "") for d in dirs if d)
+
+
+_LIBRARY_DIRS = _library_dirs()
+_PACKAGE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "")
+
+
+def _user_code(func):
+    """Whether ``func`` is the user's code (converted when converted code calls it), not
+    gradtape's, the standard library's or an installed package's."""
+    module = getattr(func, "__module__", None) or ""
+    if module == "gradtape" or module.startswith("gradtape."):
+        return False
+    filename = func.__code__.co_filename
+    if filename.startswith("<"):
+        return False
+    filename = os.path.abspath(filename)
+    return not filename.startswith(_PACKAGE_DIR) and not filename.startswith(_LIBRARY_DIRS)
 
 
 def _convert_function(func):
     if not inspect.isfunction(func):
         return None
+    made = _converted_code(func)
+    return None if made is None else _rebuild(func, made)
+
+
+def _converted_code(func):
+    """The code of ``func`` converted (a function of ``func``'s free variables and
+    ``__gt_ag``), or None when it cannot be converted."""
     try:
         source = textwrap.dedent(inspect.getsource(func))
         filename = inspect.getsourcefile(func) or "<gt.function>"
@@ -98,10 +179,18 @@ def _convert_function(func):
         _explicit_super(fdef)
     _mangle_private(fdef, func.__qualname__)
     fdef.body = _fold_returns(fdef.body)
-    t = _Transformer(fdef, globals_, nonlocals)
+    # The function's own variables that its nested functions read (cells): the branch
+    # and loop functions write them through (`nonlocal`), so a closure called inside a
+    # converted statement sees the value the statement gave them so far.
+    cells = [n for n in func.__code__.co_cellvars if n not in globals_ and n not in nonlocals]
+    t = _Transformer(fdef, globals_, nonlocals, cells)
     fdef.body = t.block(fdef.body)
-    if not t.changed:
+    # Calls go through __gt_ag.cv: the functions converted code calls are converted too.
+    calls = _CallWrapper()
+    fdef.body = [calls.visit(st) for st in fdef.body]
+    if not (t.changed or calls.wrapped):
         return None
+    _drop_def_time_expressions(fdef)
     fdef.body = decls + fdef.body
     ast.fix_missing_locations(tree)
     ast.increment_lineno(tree, first_line - 1)
@@ -132,20 +221,59 @@ def _convert_function(func):
         return None
     scratch = {}
     exec(code, func.__globals__, scratch)  # noqa: S102 - the user's own function, rewritten
-    made = scratch["__gt_factory"](*([None] * len(freevars)), _Helpers)
-    cells = dict(zip(freevars, func.__closure__ or ()))
+    return scratch["__gt_factory"](*([None] * len(freevars)), _Helpers).__code__
+
+
+def _rebuild(func, made):
+    """The converted function: code ``made`` on ``func``'s globals, defaults and
+    closure cells (it reads and writes the enclosing function's variables themselves)."""
+    cells = dict(zip(func.__code__.co_freevars, func.__closure__ or ()))
     closure = []
-    for n in made.__code__.co_freevars:
+    for n in made.co_freevars:
         if n in cells:
             closure.append(cells[n])
         elif n == "__gt_ag":
             closure.append(types.CellType(_Helpers))
         else:  # pragma: no cover - the factory binds nothing else
             return None
-    new = types.FunctionType(made.__code__, func.__globals__, func.__name__, func.__defaults__, tuple(closure))
+    new = types.FunctionType(made, func.__globals__, func.__name__, func.__defaults__, tuple(closure))
     new.__kwdefaults__ = func.__kwdefaults__
     functools.update_wrapper(new, func)
     return new
+
+
+class _CallWrapper(ast.NodeTransformer):
+    """``f(...)`` -> ``__gt_ag.cv(f)(...)`` (TF's ``converted_call``), but for the
+    rewrite's own helpers and the builtins that look at the calling frame or scope."""
+
+    _AS_IS = frozenset({"super", "locals", "globals", "vars", "dir", "eval", "exec"})
+
+    def __init__(self):
+        self.wrapped = False
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        f = node.func
+        if isinstance(f, ast.Name) and (f.id in self._AS_IS or f.id.startswith("__gt_")):
+            return node
+        if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "__gt_ag":
+            return node
+        self.wrapped = True
+        node.func = ast.Call(func=_helper("cv"), args=[node.func], keywords=[])
+        return node
+
+
+def _drop_def_time_expressions(fdef):
+    """Default values and annotations of ``fdef``'s own signature: evaluated where the
+    rewrite compiles it they could name the enclosing function's variables; the rebuilt
+    function takes the original's defaults instead."""
+    a = fdef.args
+    a.defaults = [ast.Constant(None) for _ in a.defaults]
+    a.kw_defaults = [None if d is None else ast.Constant(None) for d in a.kw_defaults]
+    for p in a.posonlyargs + a.args + a.kwonlyargs + [a.vararg, a.kwarg]:
+        if p is not None:
+            p.annotation = None
+    fdef.returns = None
 
 
 def _declared(fdef):
@@ -482,12 +610,15 @@ def _explicit_super(fdef):
 
 
 class _Transformer:
-    def __init__(self, fdef, globals_=(), nonlocals=()):
+    def __init__(self, fdef, globals_=(), nonlocals=(), cells=()):
         self.changed = False
         self.counter = 0
         self.globals = set(globals_)
         self.declared = set(globals_) | set(nonlocals)
         self.nonlocals = set(nonlocals)
+        # The function's cell variables: written through by the functions the rewrite
+        # makes (declared `nonlocal` there, not in the function itself).
+        self.cells = set(cells)
         # Every read of a variable in the function, by name: a name a statement binds
         # is live after it when the function reads it anywhere outside the statement
         # (an over-approximation: such a name is always carried).
@@ -514,7 +645,7 @@ class _Transformer:
         params = list(lead)
         prologue = []
         for n in names:
-            if n in self.declared:
+            if n in self.declared or n in self.cells:
                 alias = f"__gt_in_{n}"
                 params.append(alias)
                 prologue.append(ast.Assign(targets=[_name(n, ast.Store)], value=_name(alias)))
@@ -524,7 +655,7 @@ class _Transformer:
         g = [n for n in names if n in self.globals]
         if g:
             decls.append(ast.Global(names=g))
-        nl = [n for n in names if n in self.nonlocals]
+        nl = [n for n in names if n in self.nonlocals or n in self.cells]
         if nl:
             decls.append(ast.Nonlocal(names=nl))
         return _fn(name, params, decls + prologue + body)
@@ -728,6 +859,8 @@ def _as_bool_tensor(x):
 
 
 class _Helpers:
+    cv = staticmethod(convert_call)
+
     @staticmethod
     def ld(local_vars, name):
         return local_vars.get(name, Undefined(name))

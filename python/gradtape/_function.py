@@ -1161,14 +1161,20 @@ def cond(pred, true_fn=None, false_fn=None, name=None):
         raise TypeError("cond: true_fn and false_fn are required")
     if not callable(true_fn) or not callable(false_fn):
         raise TypeError("cond: true_fn and false_fn must be callable")
-    if isinstance(pred, _Variable) and _native._is_tracing():
-        # Read when the graph runs, not now.
-        pred = pred.read_value()
-    if not _native._is_symbolic(pred):
+    if not _native._is_tracing():
         return true_fn() if _truth(pred) else false_fn()
+    # Inside a trace it is one graph node (TF's If op), also on a predicate captured from
+    # outside (an eager tensor or a variable, read when the graph runs): both branches
+    # are traced, the outputs are the node's (tensors connected to both branches).
+    if isinstance(pred, bool):
+        # TF's cond_v2: a Python bool has no place in a graph's If op.
+        raise TypeError("pred must not be a Python bool")
+    if isinstance(pred, _Variable):
+        pred = pred.read_value()
     from ._everyday import TensorArray
 
     structure = {}
+    flats = {}
 
     def branch(fn, key):
         def run():
@@ -1178,20 +1184,43 @@ def cond(pred, true_fn=None, false_fn=None, name=None):
             flat = []
             for v in _nest.flatten(out):
                 flat.extend(v._loop_tensors() if isinstance(v, TensorArray) else [v])
-            return _to_tensors(flat, "cond's branches")
+            flats[key] = _to_tensors(flat, "cond's branches")
+            if len(flats) == 2:
+                _check_same_outputs(structure["t"], structure["f"], flats["t"], flats["f"])
+            return flats[key]
 
         return run
 
     outs = _native._cond(_pred_tensor(pred), branch(true_fn, "t"), branch(false_fn, "f"))
-    _same_structure(structure["t"], structure["f"], "true_fn", "false_fn")
-    t_flat, f_flat = _nest.flatten(structure["t"]), _nest.flatten(structure["f"])
     leaves = []
     it = iter(outs)
-    for a, b in zip(t_flat, f_flat):
-        if isinstance(a, TensorArray) != isinstance(b, TensorArray):
-            raise TypeError("true_fn and false_fn must both return a TensorArray where one does")
+    for a in _nest.flatten(structure["t"]):
         leaves.append(a._from_loop_tensors(next(it), next(it)) if isinstance(a, TensorArray) else next(it))
     return _nest.pack_sequence_as(structure["t"], leaves)
+
+
+def _check_same_outputs(a, b, flat_a, flat_b, na="true_fn", nb="false_fn", op="tf.cond"):
+    """TF's cond_v2 check that two branches return the same structure (sequence types
+    included) of values of the same dtypes: a TypeError naming both outputs."""
+    from ._everyday import TensorArray
+    from ._utils import assert_same_structure
+
+    def error(detail):
+        raise TypeError(
+            f"{na} and {nb} arguments to {op} must have the same number, type, and overall structure "
+            f"of return values.\n\n{na} output: {a!r}\n{nb} output: {b!r}\n\nError details:\n{detail}"
+        )
+
+    try:
+        assert_same_structure(a, b)
+    except (TypeError, ValueError) as e:
+        error(str(e))
+    for x, y in zip(_nest.flatten(a), _nest.flatten(b)):
+        if isinstance(x, TensorArray) != isinstance(y, TensorArray):
+            error(f"{x!r} and {y!r}: one is a TensorArray, the other is not")
+    for x, y in zip(flat_a, flat_b):
+        if x.dtype != y.dtype:
+            error(f"{x!r} and {y!r} have different types")
 
 
 def _pred_tensor(pred):
@@ -1214,16 +1243,6 @@ def _truth(pred):
     return bool(pred)
 
 
-def _same_structure(a, b, na, nb):
-    try:
-        _nest.pack_sequence_as(a, _nest.flatten(b))
-        _nest.pack_sequence_as(b, _nest.flatten(a))
-    except ValueError:
-        raise ValueError(f"{na} and {nb} must return the same nested structure: {a!r} vs {b!r}") from None
-    if _structure_key(a) != _structure_key(b):
-        raise ValueError(f"{na} and {nb} must return the same nested structure: {a!r} vs {b!r}")
-
-
 def while_loop(
     cond,
     body,
@@ -1236,26 +1255,42 @@ def while_loop(
     name=None,
 ):
     """``while cond(*loop_vars): loop_vars = body(*loop_vars)``; returns the final loop
-    variables (same structure). Inside a ``gt.function`` the loop is one graph node run on
-    every call, as TF's, also when the condition is a Python value (its outputs are
-    tensors). TF equivalent: ``tf.while_loop``.
+    variables (same structure, as tensors). Inside a ``gt.function`` the loop is one graph
+    node run on every call, as TF's, also when the condition is a Python value (its
+    outputs are tensors); there, as TF's ``while_v2``, a loop variable may not change its
+    dtype, nor its shape unless ``shape_invariants`` allows it, and ``back_prop=False``
+    stops the gradients of the outputs (eagerly, as TF, it changes nothing). A body
+    result that is not a sequence is the one loop variable. TF equivalent:
+    ``tf.while_loop``.
 
     >>> import gradtape as gt
     >>> print(gt.while_loop(lambda i: i < 10, lambda i: (i + 3,), [gt.constant(0)]))
     [<gt.Tensor: shape=(), dtype=int32, numpy=12>]
     """
-    del shape_invariants, parallel_iterations, back_prop, swap_memory, name
+    del swap_memory, name
     if not callable(cond) or not callable(body):
         raise TypeError("while_loop: cond and body must be callable")
+    _check_parallel_iterations(parallel_iterations)
     single = not isinstance(loop_vars, (list, tuple)) or _nest._is_namedtuple(loop_vars)
     structure = (loop_vars,) if single else loop_vars
+    invariants = None
+    if shape_invariants is not None and _native._is_tracing():
+        # (Eagerly TF's while_loop does not look at them.)
+        invariants = _shape_invariants(structure, (shape_invariants,) if single else shape_invariants)
 
     def call_body(vs):
         out = body(*vs)
-        if single and not (
-            isinstance(out, (list, tuple)) and len(out) == 1 and len(structure) == 1 and not _nest._is_namedtuple(out)
-        ):
-            out = (out,)
+        if single:
+            if not (
+                isinstance(out, (list, tuple))
+                and len(out) == 1
+                and len(structure) == 1
+                and not _nest._is_namedtuple(out)
+            ):
+                out = (out,)
+        elif not _nest.is_nested(out):
+            # As TF: a body result that is not a sequence is the one loop variable.
+            out = type(structure)((out,)) if type(structure) in (list, tuple) else [out]
         return out
 
     if maximum_iterations is not None:
@@ -1268,21 +1303,99 @@ def while_loop(
         def body2(i, *vs):
             return (i + 1, *call_body(vs))
 
-        out = _loop(cond2, body2, (_native.constant(0),) + tuple(structure))
+        out = _loop(
+            cond2,
+            body2,
+            (_native.constant(0),) + tuple(structure),
+            None if invariants is None else [TensorShape([])] + invariants,
+            back_prop,
+            skip=1,
+        )
         out = out[1:]
     else:
-        out = _loop(lambda *vs: cond(*vs), lambda *vs: call_body(vs), tuple(structure))
+        out = _loop(lambda *vs: cond(*vs), lambda *vs: call_body(vs), tuple(structure), invariants, back_prop)
     if single:
         return out[0]
     return type(loop_vars)(out) if not _nest._is_namedtuple(loop_vars) else type(loop_vars)(*out)
+
+
+def _check_parallel_iterations(n):
+    """TF's check of ``parallel_iterations`` (the engine runs iterations in order)."""
+    if isinstance(n, bool) or not isinstance(n, (int, _np.integer)) or n < 1:
+        raise TypeError(f"'parallel_iterations' must be a positive integer, got {n!r}")
+
+
+def _shape_invariants(structure, invariants):
+    """The flat list (one per leaf of ``structure``) of the ``TensorShape`` each loop
+    variable must keep (``None``: its shape on entry), as TF's ``shape_invariants``: a
+    ``TensorShape``, a ``TensorSpec`` or ``None`` per loop variable."""
+    out = []
+
+    def walk(s, inv):
+        if _nest.is_nested(s):
+            if isinstance(s, dict):
+                if not isinstance(inv, dict) or set(inv) != set(s):
+                    raise ValueError(
+                        "shape_invariants must have the same structure as loop_vars: "
+                        f"{inv!r} for {s!r}"
+                    )
+                for k in _nest._sorted_keys(s):
+                    walk(s[k], inv[k])
+                return
+            if isinstance(inv, TensorShape) or not isinstance(inv, (list, tuple)) or len(inv) != len(s):
+                raise ValueError(
+                    "The two structures don't have the same nested structure: shape_invariants "
+                    f"must have the same structure as loop_vars, got {inv!r} for {s!r}"
+                )
+            for a, b in zip(s, inv):
+                walk(a, b)
+            return
+        if inv is None:
+            out.append(None)
+        elif isinstance(inv, TensorSpec):
+            out.append(inv.shape)
+        elif isinstance(inv, TensorShape):
+            out.append(inv)
+        else:
+            raise TypeError(f"'shape' must be one of TypeSpec, TensorShape or None. Received: {type(inv)}")
+
+    walk(structure, invariants)
+    return out
+
+
+def _shape_fits(shape, invariant):
+    """Whether ``shape`` (static, ``None`` dims unknown) is at least as specific as
+    ``invariant`` (TF's ``_ShapeLessThanOrEqual``); dimensions the trace cannot tell pass."""
+    if invariant.rank is None or shape.rank is None:
+        return True
+    if shape.rank != invariant.rank:
+        return False
+    return all(b is None or a is None or a == b for a, b in zip(shape.as_list(), invariant.as_list()))
 
 
 def _to_pred(c):
     return c if isinstance(c, _Tensor) else _native.constant(bool(c))
 
 
-def _loop(cond, body, vars_):
-    """The loop over a tuple of (nested) loop variables."""
+def _final_tensor(v):
+    """A loop's final value as TF's eager while_loop returns it: a tensor (a TensorArray
+    stays one)."""
+    from ._everyday import TensorArray
+
+    if isinstance(v, (_Tensor, TensorArray)):
+        return v
+    if isinstance(v, _Variable):
+        return v.read_value()
+    try:
+        return _native.convert_to_tensor(v)
+    except (TypeError, ValueError):
+        return v
+
+
+def _loop(cond, body, vars_, invariants=None, back_prop=True, skip=0):
+    """The loop over a tuple of (nested) loop variables. ``invariants``: one shape (or
+    ``None``) per leaf; ``skip`` leading leaves are the package's own (not counted in
+    the names errors give)."""
     first = cond(*vars_)
     # Inside a trace the loop is always a graph loop, as TF's while_loop is in a graph,
     # even with a Python condition or loop variables that are Python numbers: the
@@ -1293,10 +1406,10 @@ def _loop(cond, body, vars_):
         c = first
         while _truth(c):
             new = body(*vars_)
-            _check_loop_structure(vars_, new)
+            _check_loop_structure(vars_, new, check_types=True)
             vars_ = tuple(new)
             c = cond(*vars_)
-        return vars_
+        return tuple(_nest.map_structure(_final_tensor, list(vars_)))
     # A gt.TensorArray loop variable is carried as one tensor (its elements stacked).
     from ._everyday import TensorArray
 
@@ -1326,6 +1439,25 @@ def _loop(cond, body, vars_):
         return _to_tensors(out, what)
 
     flat = carried(entry, "while_loop's loop variables")
+    # Where each plain (not TensorArray) loop variable sits among the carried tensors,
+    # and the shape it must keep: its invariant, else its shape on entry.
+    plain = []
+    pos = 0
+    for k in range(len(entry)):
+        if k in arrays:
+            pos += 2
+            continue
+        shape = _native._peek_static_shape(flat[pos])
+        inv = invariants[k] if invariants is not None else None
+        name = f"loop variable {k - skip}"
+        if inv is not None and not _shape_fits(shape, inv):
+            raise ValueError(
+                f"The shape invariant specified for {name} is not compatible with the initial shape "
+                f"of the loop variable. It enters the loop with shape {shape}, but the specified "
+                f"shape invariant is {inv}."
+            )
+        plain.append((pos, name, inv if inv is not None else shape))
+        pos += 1
 
     def c(vs):
         return _pred_tensor(_to_pred(cond(*unpack(vs))))
@@ -1333,18 +1465,43 @@ def _loop(cond, body, vars_):
     def b(vs):
         new = body(*unpack(vs))
         _check_loop_structure(vars_, new)
-        return carried(_nest.flatten(new), "while_loop's body")
+        out = carried(_nest.flatten(new), "while_loop's body")
+        # TF's while_v2 checks: a loop variable keeps its dtype, and its shape (or
+        # shape invariant).
+        for p, name, _want in plain:
+            if out[p].dtype != flat[p].dtype:
+                raise TypeError(
+                    f"Loop var {name} enters the loop with type {flat[p].dtype.name} but has type "
+                    f"{out[p].dtype.name} after 1 iteration. {name} type should remain constant."
+                )
+        for p, name, want in plain:
+            got = _native._peek_static_shape(out[p])
+            if not _shape_fits(got, want):
+                raise ValueError(
+                    f"Input tensor `{name}` enters the loop with shape {want}, but has shape {got} "
+                    "after one iteration. To allow the shape to vary across iterations, use the "
+                    "`shape_invariants` argument of gt.while_loop to specify a less-specific shape."
+                )
+        return out
 
     outs = _native._while_loop(c, b, flat)
+    if not back_prop:
+        # TF's while_v2: back_prop=False puts the outputs behind stop_gradient.
+        outs = [_native.stop_gradient(t) for t in outs]
     return tuple(unpack(outs))
 
 
-def _check_loop_structure(before, after):
-    if not isinstance(after, (list, tuple)) or len(after) != len(before):
+def _check_loop_structure(before, after, check_types=False):
+    """TF's check of a body's result against the loop variables (``check_types`` as the
+    eager loop does; a graph loop takes lists and tuples alike)."""
+    from ._utils import assert_same_structure
+
+    if not isinstance(after, (list, tuple)):
         raise ValueError(
-            f"while_loop: the body must return as many loop variables as it takes ({len(before)}), got {after!r}"
+            "The two structures don't have the same nested structure: the body must return "
+            f"the loop variables ({len(before)}), got {after!r}"
         )
-    _same_structure(tuple(before), tuple(after), "the loop variables", "the body's result")
+    assert_same_structure(list(after), list(before), check_types=check_types)
 
 
 def print_(*inputs, output_stream=None, summarize=3, sep=" ", end="\n", name=None):
@@ -1440,22 +1597,37 @@ def switch_case(branch_index, branch_fns, default=None, name=None):
     gt.Tensor(20, shape=(), dtype=int32)
     """
     del name
-    if isinstance(branch_fns, dict):
-        pairs = sorted(branch_fns.items())
-    else:
-        branch_fns = list(branch_fns)
-        if branch_fns and isinstance(branch_fns[0], tuple):
-            pairs = sorted(branch_fns)
-        else:
-            pairs = list(enumerate(branch_fns))
-    if not pairs:
+    if not isinstance(branch_index, (_Tensor, _Variable)):
+        raise TypeError(f"'branch_index' must be a Tensor, got {type(branch_index)}")
+    if not branch_index.dtype.is_integer:
+        raise TypeError(f"'branch_index' must be an integer Tensor, got {branch_index.dtype.name}")
+    if not isinstance(branch_fns, (list, tuple, dict)):
+        raise TypeError("'branch_fns' must be a list, tuple, or dict")
+    if not branch_fns:
         raise ValueError("switch_case: branch_fns must not be empty")
-    for _, fn in pairs:
+    items = list(branch_fns.items()) if isinstance(branch_fns, dict) else list(branch_fns)
+    if all(callable(fn) for fn in items):
+        items = list(enumerate(items))
+    for pair in items:
+        if not isinstance(pair, tuple) or len(pair) != 2:
+            raise TypeError(f"Each entry in 'branch_fns' must be a 2-tuple. Received {pair!r}.")
+        key, fn = pair
+        if isinstance(key, bool) or not isinstance(key, int):
+            raise TypeError(f"key must be a Python `int`, got {type(key)}")
         if not callable(fn):
-            raise TypeError("switch_case: every branch must be callable")
+            raise TypeError(f"fn for key {key} must be callable.")
+    keys = [k for k, _ in items]
+    if min(keys) < 0 or max(keys) >= len(keys) or len(set(keys)) != len(keys):
+        raise ValueError(
+            f"branch indices (keys) must form contiguous range of [0 to {len(keys)}) but found "
+            f"{{{','.join(map(str, sorted(keys)))}}}"
+        )
+    pairs = sorted(items, key=lambda p: p[0])
     if default is None:
         default = pairs[-1][1]
-    if not _native._is_symbolic(branch_index):
+    elif not callable(default):
+        raise TypeError("switch_case: default must be callable")
+    if not _native._is_tracing():
         i = int(branch_index if not isinstance(branch_index, _Variable) else branch_index.read_value())
         for k, fn in pairs:
             if k == i:
@@ -1485,51 +1657,113 @@ def map_fn(
 ):
     """``fn`` applied to each slice of ``elems`` along axis 0 (a nested structure of
     tensors is sliced together), the results stacked. Inside a ``gt.function`` on
-    symbolic input it is one loop node. TF equivalent: ``tf.map_fn``.
+    symbolic input it is one loop node; there ``back_prop=False`` stops the gradients
+    of the result (eagerly, as TF, it changes nothing). ``fn_output_signature`` (or
+    ``dtype``): the structure and dtypes of ``fn``'s result. TF equivalent:
+    ``tf.map_fn``.
 
     >>> import gradtape as gt
     >>> print(gt.map_fn(lambda x: x * x, gt.constant([1.0, 2.0, 3.0])))
     gt.Tensor([1. 4. 9.], shape=(3,), dtype=float32)
     """
-    del dtype, parallel_iterations, back_prop, swap_memory, infer_shape, name, fn_output_signature
+    del swap_memory, infer_shape, name
+    if not callable(fn):
+        raise TypeError(f"fn must be callable, got {fn!r}")
+    if parallel_iterations is not None:
+        _check_parallel_iterations(parallel_iterations)
+    if _native._is_tracing():
+        from . import _autograph
+
+        if _autograph.enabled():
+            # As TF's map_fn (autograph.tf_convert under an enabled control status).
+            fn = _autograph.convert_call(fn)
+    signature = fn_output_signature if fn_output_signature is not None else dtype
     flat = [
         e.read_value() if isinstance(e, _Variable) else (e if isinstance(e, _Tensor) else _native.convert_to_tensor(e))
         for e in _nest.flatten(elems)
     ]
     if not flat:
-        raise ValueError("map_fn: elems must hold at least one tensor")
-    n0 = flat[0].shape[0] if len(flat[0].shape) else None
-    if n0 is None:
-        raise ValueError("map_fn: elems must have at least one dimension")
+        raise ValueError(
+            "elems must be a Tensor or (possibly nested) sequence of Tensors. "
+            f"Got {elems!r}, which does not contain any Tensors."
+        )
+    if any(not len(t.shape) for t in flat):
+        raise ValueError("Elements in elems must be 1+ dimensional Tensors, not scalars")
+    n0 = flat[0].shape[0]
     for t in flat[1:]:
-        if not len(t.shape) or t.shape[0] != n0:
+        if t.shape[0] != n0:
             raise ValueError("map_fn: all elems must have the same size along axis 0")
 
     def item(i):
         return _nest.pack_sequence_as(elems, [t[i] for t in flat]) if _nest.is_nested(elems) else flat[0][i]
 
+    def result(out):
+        return _map_result(out, signature)
+
     if not any(_native._is_symbolic(t) for t in flat):
-        outs = [fn(item(i)) for i in range(n0)]
+        outs = [result(fn(item(i))) for i in range(n0)]
         if not outs:
             raise ValueError("map_fn: elems is empty, so the output structure is unknown")
-        leaves = [_to_tensors(_nest.flatten(o), "map_fn's fn") for o in outs]
+        leaves = [_nest.flatten(o) for o in outs]
         stacked = [_native.stack([row[k] for row in leaves]) for k in range(len(leaves[0]))]
-        return _nest.pack_sequence_as(outs[0], stacked)
-    # Symbolic: a loop that grows the stacked results one row at a time.
-    n = _native.shape(flat[0])[0]
-    first = fn(item(0))
-    first_flat = _to_tensors(_nest.flatten(first), "map_fn's fn")
-    acc0 = tuple(_native.expand_dims(t, 0) for t in first_flat)
+        res = _nest.pack_sequence_as(outs[0], stacked)
+    else:
+        # Symbolic: a loop that grows the stacked results one row at a time.
+        n = _native.shape(flat[0])[0]
+        first = result(fn(item(0)))
+        first_flat = _nest.flatten(first)
+        acc0 = tuple(_native.expand_dims(t, 0) for t in first_flat)
 
-    def body(i, *acc):
-        # The loop body is traced on the loop's entry values, where i may already be past
-        # the end (one element); the clamp keeps that trace in range and changes nothing
-        # when the graph runs (i < n there).
-        out = _to_tensors(_nest.flatten(fn(item(_native.minimum(i, n - 1)))), "map_fn's fn")
-        return (i + 1, *[_native.concat([a, _native.expand_dims(o, 0)], 0) for a, o in zip(acc, out)])
+        def body(i, *acc):
+            # The loop body is traced on the loop's entry values, where i may already be
+            # past the end (one element); the clamp keeps that trace in range and changes
+            # nothing when the graph runs (i < n there).
+            out = _nest.flatten(result(fn(item(_native.minimum(i, n - 1)))))
+            return (i + 1, *[_native.concat([a, _native.expand_dims(o, 0)], 0) for a, o in zip(acc, out)])
 
-    res = while_loop(lambda i, *acc: i < n, body, (_native.constant(1),) + acc0)
-    return _nest.pack_sequence_as(first, list(res[1:]))
+        # The stacked results grow along axis 0.
+        invariants = [TensorShape([])] + [TensorShape([None] * len(a.shape)) for a in acc0]
+        loop = while_loop(lambda i, *acc: i < n, body, (_native.constant(1),) + acc0, shape_invariants=invariants)
+        res = _nest.pack_sequence_as(first, list(loop[1:]))
+    if not back_prop and _native._is_tracing():
+        # TF's map_fn runs a while_loop with back_prop=False: its outputs stop gradients.
+        res = _nest.map_structure(_native.stop_gradient, res)
+    return res
+
+
+def _map_result(out, signature):
+    """``fn``'s result in map_fn as tensors, checked against ``fn_output_signature``
+    (dtypes and ``TensorSpec``s in a structure) as TF checks it."""
+    from . import errors
+    from ._utils import assert_same_structure
+
+    if signature is None:
+        return _nest.pack_sequence_as(out, _to_tensors(_nest.flatten(out), "map_fn's fn"))
+    try:
+        assert_same_structure(signature, out)
+    except (TypeError, ValueError) as e:
+        detail = str(e)
+        if not detail.startswith("The two structures"):
+            detail = (
+                "The two structures don't have the same nested structure.\n\n"
+                f"First structure: {signature!r}\n\nSecond structure: {out!r}\n\nMore specifically: {detail}"
+            )
+        elif "nested structure" not in detail:
+            detail = f"The two structures don't have the same nested structure. {detail}"
+        raise type(e)(detail) from None
+    leaves = []
+    for spec, v in zip(_nest.flatten(signature), _nest.flatten(out)):
+        want = spec.dtype if isinstance(spec, TensorSpec) else spec
+        if isinstance(v, _Variable):
+            v = v.read_value()
+        if not isinstance(v, _Tensor):
+            v = _native.convert_to_tensor(v, dtype=want)
+        elif v.dtype != want:
+            raise errors.InvalidArgumentError(
+                f"map_fn: fn_output_signature gives dtype {want.name} but fn returned {v.dtype.name}"
+            )
+        leaves.append(v)
+    return _nest.pack_sequence_as(out, leaves)
 
 
 def vectorized_map(fn, elems, fallback_to_while_loop=True, warn=True):

@@ -233,17 +233,22 @@ fn shadow_input(example: &Tensor, spec: &Spec) -> Option<Shadow> {
         // A scalar of unknown rank: the value is its own shadow.
         return spec.shape.is_none().then(|| Shadow::Of(example.clone()));
     }
+    Some(shadow_along(example, &axes).map_or(Shadow::Lost, Shadow::Of))
+}
+
+/// `example` with other sizes along `axes` ([`shadow_size`]), made of its own rows.
+fn shadow_along(example: &Tensor, axes: &[usize]) -> Option<Tensor> {
     let made = paused(|| {
         crate::tape::stack::suspended(|| -> Result<Tensor> {
             if example.size() == 0 {
                 let mut shape = example.shape().to_vec();
-                for &a in &axes {
+                for &a in axes {
                     shape[a] = shadow_size(shape[a]);
                 }
                 return crate::ops::zeros(&shape, example.dtype());
             }
             let mut x = example.clone();
-            for &a in &axes {
+            for &a in axes {
                 let n = x.shape()[a];
                 let rows: Vec<i64> = (0..shadow_size(n)).map(|i| (i % n) as i64).collect();
                 let len = rows.len();
@@ -253,7 +258,7 @@ fn shadow_input(example: &Tensor, spec: &Spec) -> Option<Shadow> {
             Ok(x)
         })
     });
-    Some(made.map_or(Shadow::Lost, Shadow::Of))
+    made.ok()
 }
 
 /// The rank shadow of input `example` of a trace whose spec leaves the rank unknown:
@@ -1295,5 +1300,46 @@ pub(super) fn while_loop(
         &inputs,
         &outs,
     )?;
+    unknown_loop_sizes(&vars, &outs);
     Ok(outs)
+}
+
+/// TF's loop variables with shape invariants: a size the loop changed is unknown
+/// (`None`) in the output's static shape. Such outputs get shadows of other sizes along
+/// those axes (and the trace computes shadows from then on).
+fn unknown_loop_sizes(vars: &[Tensor], outs: &[Tensor]) {
+    let changed: Vec<(usize, Vec<usize>)> = (vars.iter().zip(outs).enumerate())
+        .filter(|(_, (v, o))| v.ndim() == o.ndim() && v.shape() != o.shape())
+        .map(|(k, (v, o))| {
+            let axes = (0..o.ndim()).filter(|&a| v.shape()[a] != o.shape()[a]).collect();
+            (k, axes)
+        })
+        .collect();
+    if changed.is_empty() {
+        return;
+    }
+    let shadows: Vec<(usize, Option<Tensor>)> = changed
+        .into_iter()
+        .map(|(k, mut axes)| {
+            // Sizes already unknown before the loop stay unknown.
+            if let Some(Shadow::Of(sh)) = TRACERS.with(|s| outer_shadow(&s.borrow(), &vars[k])) {
+                if sh.ndim() == outs[k].ndim() {
+                    axes.extend((0..sh.ndim()).filter(|&a| sh.shape()[a] != vars[k].shape()[a]));
+                }
+            }
+            axes.sort_unstable();
+            axes.dedup();
+            (k, shadow_along(&outs[k], &axes))
+        })
+        .collect();
+    TRACERS.with(|s| {
+        if let Some(tr) = s.borrow_mut().last_mut() {
+            tr.poly = true;
+            for (k, sh) in shadows {
+                if let Some(&v) = tr.map.get(&outs[k].id()) {
+                    tr.shadows.insert(v, sh.map_or(Shadow::Lost, Shadow::Of));
+                }
+            }
+        }
+    });
 }

@@ -489,3 +489,102 @@ def test_private_attributes_of_a_converted_method():
     c = Counter()
     assert float(c(gt.constant(2.0))) == 6.0
     assert float(c(gt.constant(-2.0))) == 2.0
+
+
+def test_a_closure_called_in_a_converted_loop_sees_the_names_the_loop_assigned():
+    # TF's testCondWhile_5 shape: the inner function reads `alive` / `count`, which the
+    # loop assigns; in TF the loop counts to 4 (alive turns False once i reaches 3).
+    def run():
+        alive = gt.constant(True)
+        count = gt.constant(0)
+
+        def body(i):
+            return gt.cond(alive, lambda: [gt.less(i, 3), gt.add(count, 1)], lambda: [alive, count])
+
+        for i in range(10):
+            alive, count = body(i)
+        return count
+
+    assert int(run()) == 4
+    assert int(gt.function(run)()) == 4
+
+    # The same in a graph loop on a tensor, and in both branches of a graph cond.
+    @gt.function
+    def loop(n):
+        s = gt.constant(0)
+
+        def add(k):
+            return s + k
+
+        i = gt.constant(0)
+        while i < n:
+            s = add(i)
+            i += 1
+        return s
+
+    assert int(loop(gt.constant(4))) == 0 + 1 + 2 + 3
+
+    @gt.function
+    def branches(x):
+        y = x
+
+        def twice():
+            return y * 2.0
+
+        if x > 0:
+            y = twice()
+        else:
+            y = twice() + 1.0
+        return y, twice()
+
+    assert [float(t) for t in branches(gt.constant(3.0))] == [6.0, 12.0]
+    assert [float(t) for t in branches(gt.constant(-3.0))] == [-5.0, -10.0]
+
+
+def _sign_of(x):
+    # Control flow on a tensor in a function a gt.function calls (not one it defines).
+    if x > 0:
+        s = 1.0
+    else:
+        s = -1.0
+    return s
+
+
+def _scaled_sign(x, scale=SCALE):
+    return _sign_of(x) * scale
+
+
+def test_functions_called_from_converted_code_are_converted_too():
+    # TF's AutoGraph converts the user's functions a converted function calls
+    # (recursively), not gradtape's own or the standard library's.
+    @gt.function
+    def f(x):
+        return _scaled_sign(x) + abs(-1.0)
+
+    assert float(f(gt.constant(3.0))) == 3.0
+    assert float(f(gt.constant(-3.0))) == -1.0
+    assert f.experimental_get_tracing_count() == 1
+
+    # Without AutoGraph nothing is converted: the `if` on a tensor is TF's error.
+    g = gt.function(lambda x: _scaled_sign(x), autograph=False)
+    with pytest.raises(gt.errors.OperatorNotAllowedInGraphError):
+        g(gt.constant(3.0))
+
+    # gt.map_fn converts its fn under AutoGraph, as TF's map_fn does.
+    @gt.function
+    def signs(xs):
+        return gt.map_fn(_sign_of, xs)
+
+    np.testing.assert_array_equal(signs(gt.constant([2.0, -1.0, 0.0])).numpy(), [1.0, -1.0, -1.0])
+
+
+def test_a_converted_function_keeps_defaults_that_name_enclosing_variables():
+    results = []
+    for k in (1.0, 2.0):
+
+        @gt.function
+        def f(x, k=k):
+            return gt.add(x, k)
+
+        results.append(float(f(gt.constant(1.0))))
+    assert results == [2.0, 3.0]
