@@ -13,11 +13,14 @@
 - ``NotFoundError`` (an ``OpError``, as TF's): a checkpoint file, or a key in one, that
   does not exist (``gt.train.load_variable``, ``load_checkpoint``, ``list_variables``,
   ``Checkpoint.restore``).
+- ``UnimplementedError`` (an ``OpError``, as TF's): an operation TF does not implement
+  either, such as pooling over the batch dimension.
 
 ``OpError`` is TF's base of the errors an op raises, with TF's constructor
 ``(node_def, op, message)`` and its ``message``, ``op``, ``node_def`` and ``error_code``.
-Of gradtape's errors only ``NotFoundError`` derives from it; the others derive from the
-Python exception a Python program expects (``ValueError``, ``MemoryError``, ...).
+Of gradtape's errors only ``NotFoundError`` and ``UnimplementedError`` derive from it;
+the others derive from the Python exception a Python program expects (``ValueError``,
+``MemoryError``, ...).
 """
 
 from __future__ import annotations
@@ -102,9 +105,26 @@ class NotFoundError(OpError):
         super().__init__(node_def, op, message, NOT_FOUND, *args)
 
 
+class UnimplementedError(OpError):
+    """An operation TF does not implement either (such as pooling over the batch
+    dimension). TF equivalent: ``tf.errors.UnimplementedError``.
+
+    >>> import gradtape as gt
+    >>> try:
+    ...     gt.nn.avg_pool(gt.ones([2, 3, 3, 1]), ksize=1, strides=[2, 1, 1, 1], padding="SAME")
+    ... except gt.errors.UnimplementedError as e:
+    ...     print(e, e.error_code == gt.errors.UNIMPLEMENTED)
+    Pooling is not yet supported on the batch dimension. True
+    """
+
+    def __init__(self, node_def: Any, op: Any, message: str, *args: Any) -> None:
+        super().__init__(node_def, op, message, UNIMPLEMENTED, *args)
+
+
 __all__ = [
     "DataLossError", "InternalError", "InvalidArgumentError", "NotFoundError", "OpError",
     "OperatorNotAllowedInGraphError", "ResourceExhaustedError", "InaccessibleTensorError",
+    "UnimplementedError",
     "OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND", "ALREADY_EXISTS",
     "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION", "ABORTED", "OUT_OF_RANGE",
     "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS", "UNAUTHENTICATED",

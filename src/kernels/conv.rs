@@ -883,7 +883,8 @@ impl PoolGeom {
         let hi = (start + self.k[a])
             .saturating_sub(self.pad[a])
             .min(self.dims[a + 1]);
-        (lo, hi)
+        // A window wholly in explicit padding is empty.
+        (lo.min(hi), hi)
     }
     /// `f(output pixel index, its window)` for each output pixel of one image.
     #[inline(always)]
@@ -949,6 +950,12 @@ impl Window {
             }
         }
     }
+    /// The first pixel in scan order, `None` for an empty window.
+    #[inline(always)]
+    fn first(self) -> Option<usize> {
+        (self.d.0 < self.d.1 && self.h.0 < self.h.1 && self.w.0 < self.w.1)
+            .then(|| (self.d.0 * self.hs + self.h.0) * self.ws + self.w.0)
+    }
     fn count(self) -> usize {
         (self.d.1 - self.d.0) * (self.h.1 - self.h.0) * (self.w.1 - self.w.0)
     }
@@ -970,7 +977,14 @@ pub fn max_pool<T: Float + Send + Sync>(
     let xs = contiguous(x);
     let c = g.dims[4];
     let (ii, oi) = (g.in_img(), g.out_img());
-    let mut out = crate::size::try_vec_filled(op, len, T::neg_infinity())?;
+    // TF's start: MaxPool (1-D, 2-D) the lowest finite value, MaxPool3D -inf. NaNs
+    // never replace it (`v > d` is false), so a window of NaNs (or of padding) keeps it.
+    let start = if g.shape.len() == 5 {
+        T::neg_infinity()
+    } else {
+        T::min_value()
+    };
+    let mut out = crate::size::try_vec_filled(op, len, start)?;
     per_image(
         &mut out,
         oi,
@@ -993,9 +1007,8 @@ pub fn max_pool<T: Float + Send + Sync>(
 }
 
 /// For each output element, the flat index (within its image) of the input element
-/// TF's `MaxPoolGrad` routes its gradient to: the first maximum in scan order,
-/// [`PoolIndex::NONE`] where no element exceeds the lowest finite value (TF's
-/// starting point).
+/// TF's `MaxPoolGrad` routes its gradient to (see [`argmax_image`]), [`PoolIndex::NONE`]
+/// for a window wholly in explicit padding.
 fn argmax<T: Float + Send + Sync>(
     op: &'static str,
     g: &PoolGeom,
@@ -1013,34 +1026,39 @@ fn argmax<T: Float + Send + Sync>(
     Ok(arg)
 }
 
-/// [`argmax`] of one image `x` into `a` (its output elements, each written).
+/// [`argmax`] of one image `x` into `a` (its output elements, each written), by TF's
+/// CPU rule: the window's first element in scan order, replaced by each later element
+/// `v` with `best < v`. That is the first maximum in scan order; NaNs never replace
+/// (`best < NaN` is false), and a NaN first element is never replaced.
 fn argmax_image<T: Float, I: PoolIndex>(g: &PoolGeom, x: &[T], a: &mut [I]) {
     let c = g.dims[4];
-    let lowest = T::min_value();
-    let mut best = vec![lowest; c];
+    let mut best = vec![T::zero(); c];
     g.windows(|p, win| {
-        // The maximum first (selects, which vectorize; see `max_pool`), then its first
-        // occurrence in scan order (the element that first exceeded everything before
-        // it), found by walking the window backwards with selects: the last match
-        // written is the first in scan order. Branches here would mispredict on
-        // random data.
-        best.iter_mut().for_each(|b| *b = lowest);
+        let arow = &mut a[p * c..][..c];
+        let Some(first) = win.first() else {
+            arow.iter_mut().for_each(|ai| *ai = I::NONE);
+            return;
+        };
+        // The maximum from the first element on (selects, which vectorize; see
+        // `max_pool`), then its first occurrence in scan order, found by walking the
+        // window backwards with selects: the last match written is the first in scan
+        // order. Branches here would mispredict on random data. A NaN maximum (the
+        // first element NaN) matches nothing and leaves the first element.
+        best.copy_from_slice(&x[first * c..][..c]);
         win.each(|q| {
             for (b, &v) in best.iter_mut().zip(&x[q * c..][..c]) {
-                *b = if v > *b { v } else { *b };
+                *b = if *b < v { v } else { *b };
             }
         });
-        let arow = &mut a[p * c..][..c];
+        for (ch, ai) in arow.iter_mut().enumerate() {
+            *ai = I::of(first * c + ch);
+        }
         win.each_rev(|q| {
             let xs = &x[q * c..][..c];
             for (ch, ((ai, &v), &b)) in arow.iter_mut().zip(xs).zip(&best).enumerate() {
                 *ai = if v == b { I::of(q * c + ch) } else { *ai };
             }
         });
-        // No element above the lowest finite value: no gradient (TF's start).
-        for (ai, &b) in arow.iter_mut().zip(&best) {
-            *ai = if b > lowest { *ai } else { I::NONE };
-        }
     });
 }
 
@@ -1265,12 +1283,123 @@ pub fn avg_pool_grad<T: Float + Send + Sync>(
     shaped(op, &g.shape, out)
 }
 
+/// The input position of output position `o`'s tap `t` along one axis (stride `s`,
+/// dilation `d`, padding before `p`, size `n`), `None` in the padding.
+#[inline(always)]
+fn tap_at(o: usize, t: usize, s: usize, d: usize, p: usize, n: usize) -> Option<usize> {
+    (o * s + t * d).checked_sub(p).filter(|&i| i < n)
+}
+
+/// `f(image, output pixel, tap, input pixel)` for each tap of each output pixel that
+/// reads the input (not the padding), all as flat indices (pixels within their image).
+fn each_int_tap(g: &ConvGeom, mut f: impl FnMut(usize, usize, usize, usize)) {
+    for i in 0..g.n {
+        let mut op = 0;
+        for od in 0..g.od {
+            for oh in 0..g.oh {
+                for ow in 0..g.ow {
+                    let mut t = 0;
+                    for kz in 0..g.kd {
+                        for ky in 0..g.kh {
+                            for kx in 0..g.kw {
+                                let at = (
+                                    tap_at(od, kz, g.sd, g.dd, g.pf, g.d),
+                                    tap_at(oh, ky, g.sh, g.dh, g.pt, g.h),
+                                    tap_at(ow, kx, g.sw, g.dw, g.pl, g.w),
+                                );
+                                if let (Some(z), Some(y), Some(x)) = at {
+                                    f(i, op, t, (z * g.h + y) * g.w + x);
+                                }
+                                t += 1;
+                            }
+                        }
+                    }
+                    op += 1;
+                }
+            }
+        }
+    }
+}
+
+/// [`conv`] for integers (TF's CPU `Conv2D` takes `int32`): a direct loop with
+/// wrapping arithmetic (no BLAS for integers; not a hot path).
+pub fn conv_int<T>(
+    op: &'static str,
+    g: &ConvGeom,
+    x: &ndarray::ArcArray<T, IxDyn>,
+    w: &ndarray::ArcArray<T, IxDyn>,
+) -> Result<ArrayD<T>>
+where
+    T: Copy + num_traits::Zero + num_traits::WrappingAdd + num_traits::WrappingMul,
+{
+    check_len(op, x, &g.input_shape())?;
+    check_len(op, w, &g.filter_shape())?;
+    if g.depthwise {
+        return Err(Error::Internal(format!(
+            "{op}: no integer depthwise kernel"
+        )));
+    }
+    let out_shape = g.output_shape();
+    let len = crate::size::check_shape_of::<T>(op, &out_shape)?;
+    let (xs, ws) = (contiguous(x), contiguous(w));
+    let mut out = crate::size::try_vec_filled(op, len, T::zero())?;
+    let (c, o) = (g.c, g.o);
+    let (img, opx) = (g.in_image(), g.out_pixels());
+    each_int_tap(g, |i, p, t, q| {
+        let orow = &mut out[(i * opx + p) * o..][..o];
+        for (ci, &v) in xs[i * img + q * c..][..c].iter().enumerate() {
+            for (d, wv) in orow.iter_mut().zip(&ws[(t * c + ci) * o..][..o]) {
+                *d = d.wrapping_add(&v.wrapping_mul(wv));
+            }
+        }
+    });
+    shaped(op, &out_shape, out)
+}
+
+/// [`backprop_input`] for integers, as [`conv_int`].
+pub fn backprop_input_int<T>(
+    op: &'static str,
+    g: &ConvGeom,
+    w: &ndarray::ArcArray<T, IxDyn>,
+    dy: &ndarray::ArcArray<T, IxDyn>,
+) -> Result<ArrayD<T>>
+where
+    T: Copy + num_traits::Zero + num_traits::WrappingAdd + num_traits::WrappingMul,
+{
+    check_len(op, w, &g.filter_shape())?;
+    check_len(op, dy, &g.output_shape())?;
+    if g.depthwise {
+        return Err(Error::Internal(format!(
+            "{op}: no integer depthwise kernel"
+        )));
+    }
+    let in_shape = g.input_shape();
+    let len = crate::size::check_shape_of::<T>(op, &in_shape)?;
+    let (ws, dys) = (contiguous(w), contiguous(dy));
+    let mut out = crate::size::try_vec_filled(op, len, T::zero())?;
+    let (c, o) = (g.c, g.o);
+    let (img, opx) = (g.in_image(), g.out_pixels());
+    each_int_tap(g, |i, p, t, q| {
+        let drow = &dys[(i * opx + p) * o..][..o];
+        for ci in 0..c {
+            let mut s = T::zero();
+            for (&wv, dv) in ws[(t * c + ci) * o..][..o].iter().zip(drow) {
+                s = s.wrapping_add(&wv.wrapping_mul(dv));
+            }
+            let d = &mut out[i * img + q * c + ci];
+            *d = d.wrapping_add(&s);
+        }
+    });
+    shaped(op, &in_shape, out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// `max_pool_grad` against a direct search of each window's first maximum, with
-    /// overlapping and padded windows, ties and a channel of only the lowest value.
+    /// `max_pool_grad` against TF's CPU rule run directly (each window's first element,
+    /// replaced by each later larger one), with overlapping and padded windows, ties,
+    /// and a channel of NaNs among numbers.
     #[test]
     fn max_pool_grad_routes_to_each_windows_first_maximum() {
         // The second is large enough to run on the pool's lanes.
@@ -1280,11 +1409,11 @@ mod tests {
     }
 
     fn max_pool_grad_case(n: usize, h: usize, w: usize, c: usize) {
-        // Ties everywhere (few distinct values), and one channel of an image all at
-        // the lowest finite value: no gradient there.
+        // Ties everywhere (few distinct values), and one channel of an image NaN at
+        // every other pixel: windows starting at a NaN keep it, later NaNs never win.
         let x = ndarray::ArrayD::from_shape_fn(IxDyn(&[n, h, w, c]), |ix| {
-            if ix[0] == 1 && ix[3] == 2 {
-                f64::MIN
+            if ix[0] == 1 && ix[3] == 2 && (ix[1] + ix[2]) % 2 == 0 {
+                f64::NAN
             } else {
                 ((ix[1] * 3 + ix[2] * 5 + ix[3]) % 4) as f64
             }
@@ -1305,7 +1434,7 @@ mod tests {
         })
         .into_shared();
         let got = max_pool_grad("MaxPoolGrad", &g, &x, &dy, false).unwrap();
-        // Each window's first maximum in scan order, found directly.
+        // TF's rule, run directly.
         let (ii, xs, dys) = (g.in_img(), x.as_slice().unwrap(), dy.as_slice().unwrap());
         let mut want = vec![0.0; n * ii];
         for img in 0..n {
@@ -1314,7 +1443,7 @@ mod tests {
                     let mut best: Option<(usize, f64)> = None;
                     win.each(|q| {
                         let v = xs[img * ii + q * c + ch];
-                        if v > f64::MIN && best.is_none_or(|(_, b)| v > b) {
+                        if best.is_none_or(|(_, b)| b < v) {
                             best = Some((q, v));
                         }
                     });
@@ -1325,8 +1454,8 @@ mod tests {
             });
         }
         assert_eq!(got.as_slice().unwrap(), &want[..]);
-        // The all-lowest channel got nothing; some other element got several windows'.
-        assert!((0..h * w).all(|p| want[ii + p * c + 2] == 0.0));
+        // Some NaN element took a window's gradient; some element got several windows'.
+        assert!((0..h * w).any(|p| xs[ii + p * c + 2].is_nan() && want[ii + p * c + 2] > 0.0));
         assert!(want.iter().any(|&v| v > 2000.0));
         // Both index widths route alike.
         let wide = max_pool_grad_first::<f64, usize>("MaxPoolGrad", &g, xs, dys, n * ii).unwrap();

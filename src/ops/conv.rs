@@ -20,7 +20,7 @@ use crate::ops::{
     add, expand_dims, multiply, reduce_mean, reshape, rsqrt, scalar_like, square, squeeze,
     stop_gradient, subtract, transpose,
 };
-use crate::tensor::Tensor;
+use crate::tensor::{Data, Tensor};
 
 /// How a convolution or pooling pads its input (TF's `padding`).
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -125,7 +125,7 @@ fn conv_geom(
                 )
             } else {
                 format!(
-                    "input depth must equal filter depth (grouped convolutions are not supported): {} vs {}",
+                    "input depth must be evenly divisible by filter depth: {} vs {}",
                     x[sp + 1],
                     w[sp]
                 )
@@ -199,6 +199,12 @@ fn names(g: &ConvGeom) -> [&'static str; 3] {
 /// The convolution of geometry `g` (`x`, `w` of its shapes), recorded.
 fn conv_g(g: &ConvGeom, x: &Tensor, w: &Tensor) -> Result<Tensor> {
     let op = names(g)[0];
+    if let (Data::I32(a), Data::I32(b)) = (x.data(), w.data()) {
+        // Integers (TF's CPU Conv2D): forward only, nothing recorded.
+        return Ok(Tensor::new(Data::I32(
+            k::conv_int(op, g, a, b)?.into_shared(),
+        )));
+    }
     let out = Tensor::new(
         map_pair!(op, x.data(), w.data(), [F32, F64] via [F16], a, b => {
             k::conv(op, g, a, b)?
@@ -211,6 +217,12 @@ fn conv_g(g: &ConvGeom, x: &Tensor, w: &Tensor) -> Result<Tensor> {
 /// The input gradient of `g`'s convolution from the filter `w` and `dy`, recorded.
 fn backprop_input_g(g: &ConvGeom, w: &Tensor, dy: &Tensor) -> Result<Tensor> {
     let op = names(g)[1];
+    if let (Data::I32(a), Data::I32(b)) = (w.data(), dy.data()) {
+        // Integers (TF's CPU Conv2DBackpropInput): forward only, nothing recorded.
+        return Ok(Tensor::new(Data::I32(
+            k::backprop_input_int(op, g, a, b)?.into_shared(),
+        )));
+    }
     let out = Tensor::new(
         map_pair!(op, w.data(), dy.data(), [F32, F64] via [F16], a, b => {
             k::backprop_input(op, g, a, b)?
@@ -557,11 +569,24 @@ fn check_float(op: &'static str, x: &Tensor) -> Result<()> {
     Ok(())
 }
 
+/// [`check_float`], or `int32` where `int32` is allowed (TF's CPU `Conv2D` and
+/// `Conv2DBackpropInput`: forward only).
+fn check_float_or_int32(op: &'static str, x: &Tensor, int32: bool) -> Result<()> {
+    if int32 && x.dtype() == crate::dtype::DType::I32 {
+        return Ok(());
+    }
+    check_float(op, x)
+}
+
 /// 2-D convolution of `input` (`[batch, height, width, in_channels]`) with `filters`
 /// (`[filter_height, filter_width, in_channels, out_channels]`): each output pixel is
 /// the sum over its window of input times filter. `strides` and `dilations` are per
-/// spatial axis (height, width). TF equivalent: `tf.nn.conv2d` (NHWC). Gradients:
-/// `Conv2DBackpropInput` and `Conv2DBackpropFilter`, themselves differentiable.
+/// spatial axis (height, width). Axes before the last three are all batch axes (TF's
+/// `squeeze_batch_dims`); a filter whose `in_channels` divides the input's computes
+/// TF's grouped convolution (each block of input channels with its block of output
+/// channels); `int32` is computed too (forward only, as TF's CPU kernel). TF
+/// equivalent: `tf.nn.conv2d` (NHWC). Gradients: `Conv2DBackpropInput` and
+/// `Conv2DBackpropFilter`, themselves differentiable.
 pub fn conv2d(
     input: &Tensor,
     filters: &Tensor,
@@ -569,7 +594,51 @@ pub fn conv2d(
     padding: &Padding,
     dilations: [usize; 2],
 ) -> Result<Tensor> {
-    conv_nd("Conv2D", input, filters, &strides, padding, &dilations)
+    let op = "Conv2D";
+    // TF's squeeze_batch_dims: leading axes before the last three are one batch.
+    if input.ndim() > 4 {
+        let s = input.shape();
+        let split = s.len() - 3;
+        let mut folded = vec![s[..split].iter().product()];
+        folded.extend_from_slice(&s[split..]);
+        let y = conv2d(
+            &reshape(input, &folded)?,
+            filters,
+            strides,
+            padding,
+            dilations,
+        )?;
+        let mut shape = s[..split].to_vec();
+        shape.extend_from_slice(&y.shape()[1..]);
+        return reshape(&y, &shape);
+    }
+    // TF's grouped convolution: the filter's input depth divides the input's; each of
+    // the `groups` channel blocks of the input is convolved with its block of output
+    // channels, and the results are concatenated.
+    let (xs, ws) = (input.shape(), filters.shape());
+    if xs.len() == 4 && ws.len() == 4 && ws[2] > 0 && xs[3] != ws[2] && xs[3].is_multiple_of(ws[2])
+    {
+        let groups = xs[3] / ws[2];
+        if !ws[3].is_multiple_of(groups) {
+            return Err(Error::invalid(
+                op,
+                format!(
+                    "output depth {} is not a multiple of the number of groups {groups} (input depth {} / filter depth {})",
+                    ws[3], xs[3], ws[2]
+                ),
+            ));
+        }
+        check_float_or_int32(op, input, true)?;
+        let parts_x = crate::ops::split(input, &crate::ops::SplitSpec::Num(groups), 3)?;
+        let parts_w = crate::ops::split(filters, &crate::ops::SplitSpec::Num(groups), 3)?;
+        let ys = parts_x
+            .iter()
+            .zip(&parts_w)
+            .map(|(x, w)| conv_nd(op, x, w, &strides, padding, &dilations))
+            .collect::<Result<Vec<_>>>()?;
+        return crate::ops::concat(&ys, 3);
+    }
+    conv_nd(op, input, filters, &strides, padding, &dilations)
 }
 
 /// 3-D convolution of `input` (`[batch, depth, height, width, in_channels]`) with
@@ -597,7 +666,7 @@ fn conv_nd(
     padding: &Padding,
     dilations: &[usize],
 ) -> Result<Tensor> {
-    check_float(op, input)?;
+    check_float_or_int32(op, input, strides.len() == 2)?;
     let g = conv_geom(
         op,
         input.shape(),
@@ -621,11 +690,11 @@ pub fn conv1d(
     dilation: usize,
 ) -> Result<Tensor> {
     let op = "Conv2D";
-    if input.ndim() != 3 {
+    if input.ndim() < 3 {
         return Err(Error::invalid(
             op,
             format!(
-                "conv1d: input must be 3-dimensional [batch, width, channels], got shape {:?}",
+                "conv1d: input must be at least 3-dimensional [batch..., width, channels], got shape {:?}",
                 input.shape()
             ),
         ));
@@ -640,14 +709,16 @@ pub fn conv1d(
         Padding::Explicit(p) if p.len() == 1 => Padding::Explicit(vec![(0, 0), p[0]]),
         p => p.clone(),
     };
+    // The height axis goes before the width (TF's `spatial_start_dim = -3`); leading
+    // batch axes stay (conv2d folds them).
     let y = conv2d(
-        &expand_dims(input, 1)?,
+        &expand_dims(input, -3)?,
         &expand_dims(filters, 0)?,
         [1, stride],
         &padding,
         [1, dilation],
     )?;
-    squeeze(&y, Some(&[1]))
+    squeeze(&y, Some(&[-3]))
 }
 
 /// The transpose (adjoint) of [`conv2d`]: from `input` shaped like conv2d's output,
@@ -708,7 +779,7 @@ fn conv_transpose_nd(
     padding: &Padding,
     dilations: &[usize],
 ) -> Result<Tensor> {
-    check_float(op, input)?;
+    check_float_or_int32(op, input, strides.len() == 2)?;
     let rank = strides.len() + 2;
     if output_shape.len() != rank {
         return Err(Error::invalid(
@@ -802,13 +873,24 @@ fn pool_geom(
             format!("Sliding window ksize must be positive. The specified or inferred ksize is: {ksize:?}"),
         ));
     }
-    let same = match padding {
-        Padding::Same => true,
-        Padding::Valid => false,
+    let (same, pads) = match padding {
+        Padding::Same => (true, None),
+        Padding::Valid => (false, None),
+        // TF's MaxPool (1-D, 2-D) takes explicit padding; AvgPool and MaxPool3D do not.
+        Padding::Explicit(p) if op == "MaxPool" && p.len() == sp => (false, Some(p)),
+        Padding::Explicit(p) if op == "MaxPool" => {
+            return Err(Error::invalid(
+                op,
+                format!(
+                    "explicit padding needs one (before, after) pair per spatial dimension ({sp}), got {}",
+                    p.len()
+                ),
+            ))
+        }
         Padding::Explicit(_) => {
             return Err(Error::invalid(
                 op,
-                "pooling takes padding 'SAME' or 'VALID' only",
+                "explicit padding is supported by 1-D and 2-D max pooling only; this pooling takes padding 'SAME' or 'VALID'",
             ))
         }
     };
@@ -819,7 +901,8 @@ fn pool_geom(
         dims[a + 1] = x[1 + i];
         k[a] = ksize[i];
         s[a] = strides[i];
-        let (o, p) = out_dim(op, x[1 + i], ksize[i], strides[i], 1, None, same)?;
+        let p = pads.map(|p| p[i]);
+        let (o, p) = out_dim(op, x[1 + i], ksize[i], strides[i], 1, p, same)?;
         out[a] = o;
         pad[a] = p;
     }
@@ -848,8 +931,10 @@ fn pool_names(kind: PoolKind, sp: usize) -> [&'static str; 3] {
 /// axes) over windows of `ksize` moved by `strides`. Max pooling's gradient goes to the
 /// first maximum of each window (scan order), as TF's `MaxPoolGrad`; average pooling
 /// divides by the number of window elements inside the input (SAME's padding is not
-/// counted), as TF's. TF equivalent: `tf.nn.max_pool` / `tf.nn.avg_pool` (and their
-/// 1d/2d/3d forms).
+/// counted), as TF's. Max pooling in 1-D and 2-D also takes [`Padding::Explicit`]
+/// (padded cells are never candidates), and follows TF's CPU `MaxPool` with NaNs: each
+/// window starts at the lowest finite value and takes only larger elements. TF
+/// equivalent: `tf.nn.max_pool` / `tf.nn.avg_pool` (and their 1d/2d/3d forms).
 pub fn pool(
     kind: PoolKind,
     input: &Tensor,
@@ -952,7 +1037,7 @@ fn avg_pool_grad_g(g: &PoolGeom, dy: &Tensor) -> Result<Tensor> {
 }
 
 /// `MaxPool(x)`. Gradient `MaxPoolGrad(x, dy)`: `dy` added at each window's first
-/// maximum (TF's tie rule; `MaxPool3DGrad`: at every maximum, as TF's); tangent
+/// maximum (TF's tie rule, NaNs as TF's CPU kernel; `MaxPool3DGrad`: at every maximum, as TF's); tangent
 /// `MaxPoolGradGrad(x, dx)`: `dx` read at the first maximum.
 struct MaxPool {
     g: PoolGeom,
@@ -1139,6 +1224,22 @@ pub fn fused_batch_norm(
             op,
             format!("input must be 4-dimensional{:?}", x.shape()),
         ));
+    }
+    // TF's U type: a float16 `x` may come with float32 statistics and parameters; then
+    // everything is computed in float32 and only `y` is float16 (as TF's kernel).
+    if x.dtype() == crate::dtype::DType::F16 && scale.dtype() == crate::dtype::DType::F32 {
+        let (y, m, v) = fused_batch_norm(
+            &crate::ops::cast(x, crate::dtype::DType::F32)?,
+            scale,
+            offset,
+            mean,
+            variance,
+            epsilon,
+            channels_last,
+            is_training,
+            exponential_avg_factor,
+        )?;
+        return Ok((crate::ops::cast(&y, x.dtype())?, m, v));
     }
     let ca = if channels_last { 3 } else { 1 };
     let c = x.shape()[ca];
@@ -1525,7 +1626,8 @@ pub(super) mod python {
     /// ``[filter_height, filter_width, in_channels, out_channels]``. ``strides`` and
     /// ``dilations``: an int or a list of 1, 2 or 4 ints; ``padding``: ``"SAME"``,
     /// ``"VALID"`` or explicit ``[[0, 0], [top, bottom], [left, right], [0, 0]]``.
-    /// TF equivalent: ``tf.nn.conv2d``.
+    /// Leading batch axes, grouped filters (``in_channels`` a divisor of the input's) and
+    /// ``int32`` (forward only) work as in TF. TF equivalent: ``tf.nn.conv2d``.
     ///
     /// >>> x = gt.reshape(gt.range(16.0), [1, 4, 4, 1])
     /// >>> print(gt.nn.conv2d(x, gt.ones([2, 2, 1, 1]), strides=2, padding="VALID")[0, :, :, 0])
@@ -1763,9 +1865,13 @@ pub(super) mod python {
             (None, _) => "NDHWC",
         };
         channels_last(data_format, format)?;
-        let k = spatial(Some(ksize), sp, "ksize")?;
-        let s = spatial(Some(strides), sp, "strides")?;
-        let p = padding_arg(padding, sp, false)?;
+        let (k, kd) = pool_window(ksize, sp, "ksize")?;
+        let (s, sd) = pool_window(strides, sp, "strides")?;
+        if kd != 1 || sd != 1 {
+            return depthwise_max_pool(py, kind, &x, sp, &k, kd, &s, sd, padding);
+        }
+        // TF's max_pool (1-D, 2-D) takes explicit padding, avg_pool and max_pool3d not.
+        let p = padding_arg(padding, sp, kind == PoolKind::Max && sp <= 2)?;
         let name = match kind {
             PoolKind::Max => "MaxPool",
             PoolKind::Avg => "AvgPool",
@@ -1773,6 +1879,95 @@ pub(super) mod python {
         let key = format!("{k:?},{s:?},{p:?}");
         let f = move |x: &Tensor| ops::pool(kind, x, &k, &s, &p);
         Ok(call(py, name, || key, &x, f)?.into())
+    }
+
+    /// A pooling `ksize` / `strides`: as [`spatial`], and the channel entry of a list
+    /// of `n + 2` (1 otherwise). A batch entry other than 1 is TF's UnimplementedError.
+    fn pool_window(ob: &Bound<'_, PyAny>, n: usize, what: &str) -> PyResult<(Vec<usize>, usize)> {
+        let v = shape_arg(ob)?;
+        if v.len() != n + 2 {
+            return Ok((spatial(Some(ob), n, what)?, 1));
+        }
+        if v[0] != 1 {
+            return Err(crate::python::errors::unimplemented_error(
+                "Pooling is not yet supported on the batch dimension.",
+            ));
+        }
+        let depth = usize::try_from(v[n + 1]).map_err(|_| {
+            InvalidArgumentError::new_err(format!("{what} must be > 0, but got {v:?}"))
+        })?;
+        let inner = v[1..=n].to_vec().into_pyobject(ob.py())?;
+        Ok((spatial(Some(&inner), n, what)?, depth))
+    }
+
+    /// TF's depthwise max pooling (`ksize = strides = [1, 1, 1, d]`, 2-D NHWC): the
+    /// maximum over each block of `d` consecutive channels, as `reduce_max` over a
+    /// reshaped input (so gradients and traces follow that op's).
+    #[allow(clippy::too_many_arguments)]
+    fn depthwise_max_pool(
+        py: Python<'_>,
+        kind: PoolKind,
+        x: &Tensor,
+        sp: usize,
+        k: &[usize],
+        kd: usize,
+        s: &[usize],
+        sd: usize,
+        padding: &Bound<'_, PyAny>,
+    ) -> PyResult<PyTensor> {
+        let unimpl = crate::python::errors::unimplemented_error;
+        if kind != PoolKind::Max || sp != 2 {
+            return Err(unimpl(
+                "Pooling on the depth dimension is supported by 2-D max pooling only.",
+            ));
+        }
+        if k.iter().any(|&v| v != 1) {
+            return Err(unimpl(
+                "MaxPooling supports exactly one of pooling across depth or pooling across width/height.",
+            ));
+        }
+        if kd != sd {
+            return Err(unimpl(
+                "Depthwise max pooling requires the depth window to equal the depth stride.",
+            ));
+        }
+        if s.iter().any(|&v| v != 1) {
+            return Err(unimpl(
+                "Depthwise max pooling requires spatial strides of 1.",
+            ));
+        }
+        if !matches!(
+            padding_arg(padding, sp, true)?,
+            Padding::Same | Padding::Valid
+        ) {
+            return Err(unimpl(
+                "Depthwise max pooling does not take explicit padding.",
+            ));
+        }
+        if x.ndim() != 4 {
+            return Err(PyValueError::new_err(format!(
+                "input must be 4-dimensional (NHWC), got shape {:?}",
+                x.shape()
+            )));
+        }
+        let c = x.shape()[3];
+        if kd == 0 || !c.is_multiple_of(kd) {
+            return Err(unimpl(
+                "Depthwise max pooling requires the depth window to evenly divide the input depth.",
+            ));
+        }
+        let gt = py.import("gradtape")?;
+        let xt = PyTensor::from(x.clone());
+        let shape = vec![
+            -1i64,
+            x.shape()[1] as i64,
+            x.shape()[2] as i64,
+            (c / kd) as i64,
+            kd as i64,
+        ];
+        let r = gt.getattr("reshape")?.call1((xt, shape))?;
+        let m = gt.getattr("reduce_max")?.call1((r, -1))?;
+        Ok(to_tensor(&m, None)?.into())
     }
 
     macro_rules! py_pool {
@@ -1796,7 +1991,10 @@ pub(super) mod python {
     }
     py_pool! {
         /// 2-D max pooling over NHWC input; the gradient goes to the first maximum of
-        /// each window (TF's rule for ties). TF equivalent: ``tf.nn.max_pool2d``.
+        /// each window (TF's rule for ties). ``padding``: ``"SAME"``, ``"VALID"`` or
+        /// explicit ``[[0, 0], [top, bottom], [left, right], [0, 0]]``; ``ksize = strides
+        /// = [1, 1, 1, d]`` pools over blocks of ``d`` channels instead (TF's depthwise
+        /// max pooling). TF equivalent: ``tf.nn.max_pool2d``.
         ///
         /// >>> x = gt.reshape(gt.range(16.0), [1, 4, 4, 1])
         /// >>> print(gt.nn.max_pool2d(x, ksize=2, strides=2, padding="VALID")[0, :, :, 0])
@@ -1885,7 +2083,18 @@ pub(super) mod python {
             }
         };
         let x = to_tensor(x, None)?;
-        let dt = Some(x.dtype());
+        // TF's U type: float32 parameters and statistics for a float16 `x` (given as
+        // float32 tensors or arrays); otherwise all take `x`'s dtype.
+        let dt = match to_tensor(scale, None) {
+            Ok(s)
+                if x.dtype() == DType::F16
+                    && s.dtype() == DType::F32
+                    && scale.hasattr("dtype").unwrap_or(false) =>
+            {
+                Some(DType::F32)
+            }
+            _ => Some(x.dtype()),
+        };
         let mut xs = vec![x, to_tensor(scale, dt)?, to_tensor(offset, dt)?];
         let (m, v) = (
             mean.filter(|m| !m.is_none()),
@@ -1921,13 +2130,13 @@ pub(super) mod python {
         fn conv1d in [nn]: "(input: TensorLike, filters: TensorLike, stride: int | Sequence[int], padding: str | Sequence[Sequence[int]], data_format: str | None = 'NWC', dilations: int | Sequence[int] | None = None, name: str | None = None) -> Tensor";
         fn conv2d_transpose in [nn]: "(input: TensorLike, filters: TensorLike, output_shape: ShapeLike, strides: int | Sequence[int], padding: str | Sequence[Sequence[int]] | None = None, data_format: str | None = 'NHWC', dilations: int | Sequence[int] | None = None, name: str | None = None) -> Tensor";
         fn depthwise_conv2d in [nn]: "(input: TensorLike, filter: TensorLike, strides: int | Sequence[int], padding: str | Sequence[Sequence[int]], data_format: str | None = None, dilations: int | Sequence[int] | None = None, name: str | None = None) -> Tensor";
-        fn max_pool2d in [nn]: "(input: TensorLike, ksize: int | Sequence[int], strides: int | Sequence[int], padding: str, data_format: str | None = None, name: str | None = None) -> Tensor";
+        fn max_pool2d in [nn]: "(input: TensorLike, ksize: int | Sequence[int], strides: int | Sequence[int], padding: str | Sequence[Sequence[int]], data_format: str | None = None, name: str | None = None) -> Tensor";
         fn avg_pool2d in [nn]: "(input: TensorLike, ksize: int | Sequence[int], strides: int | Sequence[int], padding: str, data_format: str | None = None, name: str | None = None) -> Tensor";
         fn max_pool3d in [nn]: "(input: TensorLike, ksize: int | Sequence[int], strides: int | Sequence[int], padding: str, data_format: str | None = None, name: str | None = None) -> Tensor";
         fn avg_pool3d in [nn]: "(input: TensorLike, ksize: int | Sequence[int], strides: int | Sequence[int], padding: str, data_format: str | None = None, name: str | None = None) -> Tensor";
-        fn max_pool1d in [nn]: "(input: TensorLike, ksize: int | Sequence[int], strides: int | Sequence[int], padding: str, data_format: str | None = None, name: str | None = None) -> Tensor";
+        fn max_pool1d in [nn]: "(input: TensorLike, ksize: int | Sequence[int], strides: int | Sequence[int], padding: str | Sequence[Sequence[int]], data_format: str | None = None, name: str | None = None) -> Tensor";
         fn avg_pool1d in [nn]: "(input: TensorLike, ksize: int | Sequence[int], strides: int | Sequence[int], padding: str, data_format: str | None = None, name: str | None = None) -> Tensor";
-        fn max_pool in [nn]: "(input: TensorLike, ksize: int | Sequence[int], strides: int | Sequence[int], padding: str, data_format: str | None = None, name: str | None = None) -> Tensor";
+        fn max_pool in [nn]: "(input: TensorLike, ksize: int | Sequence[int], strides: int | Sequence[int], padding: str | Sequence[Sequence[int]], data_format: str | None = None, name: str | None = None) -> Tensor";
         fn avg_pool in [nn]: "(input: TensorLike, ksize: int | Sequence[int], strides: int | Sequence[int], padding: str, data_format: str | None = None, name: str | None = None) -> Tensor";
         fn fused_batch_norm in [nn]: "(x: TensorLike, scale: TensorLike, offset: TensorLike, mean: TensorLike | None = None, variance: TensorLike | None = None, epsilon: float = 0.001, data_format: str = 'NHWC', is_training: _bool = True, name: str | None = None, exponential_avg_factor: float = 1.0) -> tuple[Tensor, Tensor, Tensor]";
     }
@@ -2239,7 +2448,8 @@ mod tests {
         ] {
             assert!(matches!(r, Err(Error::InvalidArgument { .. })), "{r:?}");
         }
-        let i = Tensor::from_vec(vec![1i32; 18], &[1, 3, 3, 2]).unwrap();
+        // Integers other than int32 (TF's CPU Conv2D takes int32 only).
+        let i = Tensor::from_vec(vec![1i64; 18], &[1, 3, 3, 2]).unwrap();
         assert!(matches!(
             conv2d(&i, &i, [1, 1], &Padding::Same, [1, 1]),
             Err(Error::DType { .. })

@@ -88,3 +88,20 @@ impl From<Error> for PyErr {
         }
     }
 }
+
+/// TF's `tf.errors.UnimplementedError` (`gt.errors.UnimplementedError`, an `OpError`
+/// defined in Python): an operation TF does not support either, such as pooling over
+/// the batch axis.
+pub(crate) fn unimplemented_error(msg: impl Into<String>) -> PyErr {
+    let msg = msg.into();
+    Python::attach(|py| {
+        let made = py
+            .import("gradtape.errors")
+            .and_then(|m| m.getattr("UnimplementedError"))
+            .and_then(|c| c.call1((py.None(), py.None(), msg.as_str())));
+        match made {
+            Ok(e) => PyErr::from_value(e),
+            Err(e) => e,
+        }
+    })
+}

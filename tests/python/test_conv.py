@@ -320,7 +320,11 @@ W4 = np.zeros((3, 3, 2, 4), np.float32)
         # (1 - 3 + 1) / 1 < 0 (TF: "negative: -1"; a 2-row input gives 0 rows)
         (lambda: gt.nn.conv2d(X4[:, :1], W4, 1, "VALID"), IAE, "negative: -1"),
         (lambda: gt.nn.conv2d(gt.constant(X4), gt.constant(W4, dtype=gt.float64), 1, "SAME"), IAE, "float"),
-        (lambda: gt.nn.conv2d(X4.astype(np.int32), W4.astype(np.int32), 1, "SAME"), TypeError, "int32"),
+        # int32 is computed (TF's CPU Conv2D); other integers are not.
+        (lambda: gt.nn.conv2d(X4.astype(np.int64), W4.astype(np.int64), 1, "SAME"), TypeError, "int64"),
+        # grouped: 4 input channels, filter depth 2 (2 groups), 3 output channels
+        (lambda: gt.nn.conv2d(np.zeros((1, 5, 5, 4), F32), np.zeros((3, 3, 2, 3), F32), 1, "SAME"), IAE,
+         "multiple of the number of groups"),
         (lambda: gt.nn.conv2d(X4, W4, 1, "SAME", data_format="NCHW"), IAE, "NHWC"),
         (lambda: gt.nn.conv2d_transpose(X4, np.zeros((3, 3, 4, 2), F32), [1, 6, 6, 4], 1, "SAME"), IAE, "shape"),
         (lambda: gt.nn.conv1d(X4, W4, 1, "SAME"), IAE, "3-dimensional"),
@@ -330,7 +334,11 @@ W4 = np.zeros((3, 3, 2, 4), np.float32)
         (lambda: gt.nn.avg_pool2d(X4, 9, 1, "VALID"), IAE, "negative"),
         (lambda: gt.nn.max_pool2d(X4[0], 2, 1, "VALID"), IAE, "ksize and strides"),
         (lambda: gt.nn.max_pool(np.zeros((2, 2), F32), 2, 1, "VALID"), ValueError, "rank"),
-        (lambda: gt.nn.max_pool2d(X4, 2, 1, [[0, 0], [1, 1], [1, 1], [0, 0]]), ValueError, "SAME"),
+        # explicit padding: max pooling in 1-D and 2-D only (as TF)
+        (lambda: gt.nn.avg_pool2d(X4, 2, 1, [[0, 0], [1, 1], [1, 1], [0, 0]]), ValueError, "SAME"),
+        (lambda: gt.nn.max_pool3d(np.zeros((1, 2, 2, 2, 1), F32), 2, 1, [[0, 0]] * 5), ValueError, "SAME"),
+        (lambda: gt.nn.max_pool2d(X4, 2, 1, [[0, 0], [1, 1], [0, 0]]), ValueError, "pairs"),
+        (lambda: gt.nn.max_pool2d(X4, 2, 1, [[0, 0], [-1, 1], [1, 1], [0, 0]]), IAE, "nonnegative"),
         (lambda: gt.nn.conv2d(X4, np.zeros((5, 5, 2, 1), F32), 1, "SAME", dilations=2**62), IAE, "overflow"),
         (lambda: gt.nn.fused_batch_norm(X4[0], [1.0, 1.0], [0.0, 0.0]), IAE, "4-dimensional"),
         (lambda: gt.nn.fused_batch_norm(X4, [1.0], [0.0, 0.0]), IAE, "scale"),
@@ -366,3 +374,123 @@ def test_filter_a_little_larger_than_the_input_gives_an_empty_output_as_tf():
     assert not np.any(gx.numpy()) and not np.any(gw.numpy()) and tuple(gw.shape) == (6, 6, 2, 2)
     with pytest.raises(gt.errors.InvalidArgumentError, match="negative"):
         gt.nn.conv2d(x, gt.constant(np.ones((7, 7, 2, 2), np.float32)), 1, "VALID")
+
+
+# ----------------------------------------------------------------------------- issue 14
+
+LOWEST32 = float(np.finfo(np.float32).min)
+
+
+def test_max_pool_nans_and_empty_windows_follow_tf_cpu():
+    # TF's CPU MaxPool starts each window at the lowest finite value and takes an element
+    # only when it is larger: NaNs never win, a window of NaNs gives the lowest value.
+    x = np.array([np.nan, 1.0, 3.0, np.nan, np.nan, np.nan, np.nan, np.nan], np.float32).reshape(1, 2, 4, 1)
+    y = gt.nn.max_pool2d(x, 2, 2, "VALID").numpy().ravel()
+    np.testing.assert_array_equal(y, [1.0, 3.0])
+    y = gt.nn.max_pool2d(np.full((1, 2, 2, 1), np.nan), 2, 2, "VALID").numpy().ravel()
+    np.testing.assert_array_equal(y, [np.finfo(np.float64).min])
+    # MaxPool3D (Eigen's reduction) starts at -inf.
+    y = gt.nn.max_pool3d(np.full((1, 1, 2, 2, 1), np.nan, np.float32), 2, 2, "SAME").numpy().ravel()
+    np.testing.assert_array_equal(y, [-np.inf])
+    # The gradient (TF's CPU MaxPoolGrad): the window's first element, replaced only by a
+    # larger one: a NaN first element keeps it; a later NaN never takes it.
+    x = np.array([[np.nan, 1.0], [3.0, 2.0]], np.float32).reshape(1, 2, 2, 1)
+    np.testing.assert_array_equal(grad(lambda t: gt.nn.max_pool2d(t, 2, 2, "VALID"), x).ravel(), [1, 0, 0, 0])
+    x = np.array([[0.0, np.nan], [3.0, np.nan]], np.float32).reshape(1, 2, 2, 1)
+    np.testing.assert_array_equal(grad(lambda t: gt.nn.max_pool2d(t, 2, 2, "VALID"), x).ravel(), [0, 0, 1, 0])
+    # A window wholly in explicit padding has no candidate: the lowest value, no gradient.
+    x = np.array([5.0], np.float32).reshape(1, 1, 1, 1)
+    pad = [[0, 0], [0, 2], [0, 0], [0, 0]]
+    y = gt.nn.max_pool2d(x, 1, 1, pad)
+    np.testing.assert_array_equal(y.numpy().ravel(), [5.0, LOWEST32, LOWEST32])
+    np.testing.assert_array_equal(grad(lambda t: gt.nn.max_pool2d(t, 1, 1, pad), x).ravel(), [1.0])
+
+
+def test_max_pool_explicit_padding_gradients_and_1d():
+    x = np.array([3.0, -1.0, 4.0, -5.0, 9.0], np.float32).reshape(1, 5, 1)
+    pad = [[0, 0], [2, 1], [0, 0]]
+    y = gt.nn.max_pool1d(x, 3, 2, pad)
+    # padded input: [p, p, 3, -1, 4, -5, 9, p]; windows at 0, 2, 4: [p p 3], [3 -1 4], [4 -5 9]
+    np.testing.assert_array_equal(y.numpy().ravel(), [3.0, 4.0, 9.0])
+    np.testing.assert_array_equal(grad(lambda t: gt.nn.max_pool1d(t, 3, 2, pad), x, [[[1.0], [2.0], [4.0]]]).ravel(),
+                                  [1.0, 0.0, 2.0, 0.0, 4.0])
+    # max_pool (rank from the input) takes it too, as TF's
+    np.testing.assert_array_equal(gt.nn.max_pool(x, 3, 2, pad).numpy().ravel(), [3.0, 4.0, 9.0])
+
+
+def test_pooling_on_batch_or_depth_is_tf_unimplemented_error():
+    x = np.arange(24.0, dtype=np.float32).reshape(1, 2, 2, 6)
+    assert issubclass(gt.errors.UnimplementedError, gt.errors.OpError)
+    for call in [
+        lambda: gt.nn.max_pool2d(x, [2, 1, 1, 1], 1, "VALID"),
+        lambda: gt.nn.avg_pool2d(x, 1, [1, 1, 1, 3], "VALID"),  # AvgPool over depth
+        lambda: gt.nn.max_pool2d(x, [1, 2, 2, 3], [1, 1, 1, 3], "VALID"),  # depth and space
+        lambda: gt.nn.max_pool2d(x, [1, 1, 1, 3], [1, 1, 1, 2], "VALID"),  # window != stride
+        lambda: gt.nn.max_pool2d(x, [1, 1, 1, 4], [1, 1, 1, 4], "VALID"),  # 6 % 4 != 0
+    ]:
+        with pytest.raises(gt.errors.UnimplementedError) as e:
+            call()
+        assert e.value.error_code == gt.errors.UNIMPLEMENTED
+    # Depthwise max pooling: the maximum over blocks of 3 channels.
+    y = gt.nn.max_pool2d(x, [1, 1, 1, 3], [1, 1, 1, 3], "SAME")
+    np.testing.assert_array_equal(y.numpy(), x.reshape(1, 2, 2, 2, 3).max(-1))
+
+
+def test_conv2d_int32_forward_as_tf_cpu():
+    x = np.arange(18, dtype=np.int32).reshape(1, 3, 3, 2)
+    w = (np.arange(16, dtype=np.int32) - 8).reshape(2, 2, 2, 2)
+    y = gt.nn.conv2d(x, w, 1, "SAME")
+    assert y.dtype == gt.int32
+    want = gt.nn.conv2d(x.astype(np.float64), w.astype(np.float64), 1, "SAME").numpy()
+    np.testing.assert_array_equal(y.numpy(), want.astype(np.int32))
+    y = gt.nn.conv2d_transpose(y, w, [1, 3, 3, 2], 1, "SAME")
+    want = gt.nn.conv2d_transpose(want, w.astype(np.float64), [1, 3, 3, 2], 1, "SAME").numpy()
+    np.testing.assert_array_equal(y.numpy(), want.astype(np.int32))
+    # int32 products wrap, as TF's kernel's
+    big = gt.nn.conv2d(np.full((1, 1, 1, 1), 1 << 30, np.int32), np.full((1, 1, 1, 1), 4, np.int32), 1, "VALID")
+    np.testing.assert_array_equal(big.numpy().ravel(), [0])
+
+
+def test_grouped_conv2d_gradients_are_the_per_group_ones():
+    rng = np.random.RandomState(0)
+    x = gt.constant(rng.uniform(-1, 1, (2, 5, 4, 6)))
+    w = gt.constant(rng.uniform(-1, 1, (3, 2, 2, 9)))  # 3 groups of 2 input channels
+    dy = rng.uniform(-1, 1, (2, 3, 2, 9))
+    with gt.GradientTape(persistent=True) as tape:
+        tape.watch([x, w])
+        y = gt.nn.conv2d(x, w, [1, 2, 2, 1], "SAME")
+        xs, ws = gt.split(x, 3, axis=3), gt.split(w, 3, axis=3)
+        loop = gt.concat([gt.nn.conv2d(a, b, [1, 2, 2, 1], "SAME") for a, b in zip(xs, ws)], axis=3)
+    np.testing.assert_allclose(y.numpy(), loop.numpy(), rtol=1e-12)
+    got = tape.gradient(y, [x, w], output_gradients=gt.constant(dy))
+    want = tape.gradient(loop, [x, w], output_gradients=gt.constant(dy))
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-12)
+
+
+def test_conv_leading_batch_dims_fold_into_the_batch():
+    rng = np.random.RandomState(1)
+    x = rng.uniform(-1, 1, (2, 3, 4, 4, 2))
+    w = rng.uniform(-1, 1, (2, 2, 2, 3))
+    g5 = grad(lambda t: gt.nn.conv2d(t, w, 1, "VALID") ** 2, x)
+    g4 = grad(lambda t: gt.nn.conv2d(t, w, 1, "VALID") ** 2, x.reshape(6, 4, 4, 2))
+    np.testing.assert_allclose(g5, g4.reshape(x.shape), rtol=1e-12)
+    y = gt.nn.conv1d(x[:, :, 0], w[0], 2, "SAME")  # [2, 3, 4, 2] -> [2, 3, 2, 3]
+    want = gt.nn.conv1d(x[:, :, 0].reshape(6, 4, 2), w[0], 2, "SAME").numpy().reshape(2, 3, 2, 3)
+    np.testing.assert_allclose(y.numpy(), want, rtol=1e-12)
+
+
+def test_fused_batch_norm_float16_with_float32_parameters_gradients():
+    x = np.array([1.0, 2.0, 4.0, 9.0], np.float16).reshape(2, 2, 1, 1)
+    s, o = np.array([2.0], np.float32), np.array([0.5], np.float32)
+    xt, st, ot = gt.constant(x), gt.constant(s), gt.constant(o)
+    with gt.GradientTape() as tape:
+        tape.watch([xt, st, ot])
+        y, m, v = gt.nn.fused_batch_norm(xt, st, ot, epsilon=0.001)
+    assert (y.dtype, m.dtype, v.dtype) == (gt.float16, gt.float32, gt.float32)
+    np.testing.assert_allclose(m.numpy(), [4.0])
+    np.testing.assert_allclose(v.numpy(), [38.0 / 3.0], rtol=1e-6)
+    gx, gs, go = tape.gradient(y, [xt, st, ot])
+    assert (gx.dtype, gs.dtype, go.dtype) == (gt.float16, gt.float32, gt.float32)
+    np.testing.assert_allclose(go.numpy(), [4.0])
+    np.testing.assert_allclose(gs.numpy(), [0.0], atol=1e-3)
