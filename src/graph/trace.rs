@@ -89,6 +89,9 @@ fn retire(tr: &mut Tracer, nodes: &[Node]) {
     let ids: Vec<(TensorId, Retired)> = tr
         .map
         .iter()
+        // Only tensors the trace made: an older tensor an op passed through (the same
+        // tensor as its input) is not symbolic.
+        .filter(|(&id, _)| id >= tr.first_id && !tr.consts.contains_key(&id))
         .filter_map(|(&id, v)| {
             let origin = match *v {
                 Value::Node(n, _) => origins.get(n as usize).cloned().flatten(),
@@ -1311,7 +1314,9 @@ fn unknown_loop_sizes(vars: &[Tensor], outs: &[Tensor]) {
     let changed: Vec<(usize, Vec<usize>)> = (vars.iter().zip(outs).enumerate())
         .filter(|(_, (v, o))| v.ndim() == o.ndim() && v.shape() != o.shape())
         .map(|(k, (v, o))| {
-            let axes = (0..o.ndim()).filter(|&a| v.shape()[a] != o.shape()[a]).collect();
+            let axes = (0..o.ndim())
+                .filter(|&a| v.shape()[a] != o.shape()[a])
+                .collect();
             (k, axes)
         })
         .collect();

@@ -558,7 +558,7 @@ def test_input_signature_with_keyword_only_args_no_defaults():
     with pytest.raises(TypeError, match=msg):
         gt.function(test_func, input_signature=signature)
 
-    test_func_lambda = lambda a, *, b: a + b
+    test_func_lambda = lambda a, *, b: a + b  # noqa: E731 - TF's test uses a lambda
     with pytest.raises(TypeError, match=msg):
         gt.function(test_func_lambda, input_signature=signature)
 
@@ -658,7 +658,7 @@ def test_cache_tensor_spec_identical_to_tensor():
 
 def test_cache_key_nested_lists():
     @gt.function
-    def defined(l):
+    def defined(l):  # noqa: E741 - TF's parameter name
         return l
 
     a = gt.constant(1.0)
