@@ -89,11 +89,11 @@ fn retire(tr: &mut Tracer, nodes: &[Node]) {
     let ids: Vec<(TensorId, Retired)> = tr
         .map
         .iter()
-        // Only tensors the trace made: an older tensor an op passed through (the same
-        // tensor as its input) is not symbolic.
-        .filter(|(&id, _)| id >= tr.first_id && !tr.consts.contains_key(&id))
         .filter_map(|(&id, v)| {
             let origin = match *v {
+                // Only tensors the trace made: an older tensor an op passed through
+                // (the same tensor as its input) is not symbolic.
+                Value::Node(..) if id < tr.first_id || tr.consts.contains_key(&id) => return None,
                 Value::Node(n, _) => origins.get(n as usize).cloned().flatten(),
                 Value::Input(i) if i < tr.own_inputs => None,
                 _ => return None,
