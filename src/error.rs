@@ -3,7 +3,7 @@
 //! Variants are grouped by the Python exception class they become (see
 //! `python/errors.rs`, the only place that maps them): invalid arguments become
 //! `gt.errors.InvalidArgumentError` (a `ValueError`), wrong types `TypeError`, tape
-//! misuse `RuntimeError`, sizes too large to hold `gt.errors.ResourceExhaustedError` (a
+//! misuse `RuntimeError`, unsupported cases `NotImplementedError`, sizes too large to hold `gt.errors.ResourceExhaustedError` (a
 //! `MemoryError`), an internal bug `gt.errors.InternalError`.
 
 use crate::dtype::DType;
@@ -64,6 +64,12 @@ pub enum Error {
     #[error("No gradient defined for operation '{0}' (op type: {0})")]
     NoGradient(String),
 
+    // ---- not implemented (NotImplementedError) ----
+    /// A case an op (or its gradient) does not support, where TF raises
+    /// `NotImplementedError` (e.g. the QR gradient of a tall full factorization).
+    #[error("{op}: {msg}")]
+    Unimplemented { op: &'static str, msg: String },
+
     // ---- files (DataLossError / OSError) ----
     /// A file that is not what it should be: truncated, corrupted, of an unknown format
     /// version, with pieces missing or sizes that do not match their shapes. The
@@ -98,6 +104,13 @@ impl Error {
 
     pub(crate) fn exhausted(op: &'static str, msg: impl Into<String>) -> Self {
         Error::ResourceExhausted {
+            op,
+            msg: msg.into(),
+        }
+    }
+
+    pub(crate) fn unimplemented(op: &'static str, msg: impl Into<String>) -> Self {
+        Error::Unimplemented {
             op,
             msg: msg.into(),
         }

@@ -12,6 +12,8 @@ use crate::error::{Error, Result};
 
 /// Element types with faer factorizations: f32, f64, complex64, complex128.
 pub trait La: Gemm + faer::traits::ComplexField + Copy + 'static {
+    /// Whether the type is complex.
+    const COMPLEX: bool;
     /// `|x|` in f64.
     fn abs64(self) -> f64;
     /// The real number `v` as `Self`.
@@ -27,16 +29,29 @@ pub trait La: Gemm + faer::traits::ComplexField + Copy + 'static {
     }
     /// `x * s` for a real `s`.
     fn scale(self, s: f64) -> Self;
+    /// The complex conjugate (`x` itself for a real type).
+    fn conj_(self) -> Self;
+    /// The real part, as `Self` (`x` itself for a real type).
+    fn re_(self) -> Self;
+    /// The real part in f64.
+    fn re64(self) -> f64;
+    /// The imaginary part in f64 (0 for a real type).
+    fn im64(self) -> f64;
 }
 
 macro_rules! la_real {
     ($($t:ty),*) => {$(
         impl La for $t {
+            const COMPLEX: bool = false;
             fn abs64(self) -> f64 { (self as f64).abs() }
             fn of_f64(v: f64) -> Self { v as $t }
             fn scale(self, s: f64) -> Self { ((self as f64) * s) as $t }
             // Exactly -1, 0 or 1 (`x * (1/|x|)` can miss 1 by an ulp): slogdet's sign.
             fn unit(self) -> Self { if self == 0.0 { 0.0 } else { self.signum() } }
+            fn conj_(self) -> Self { self }
+            fn re_(self) -> Self { self }
+            fn re64(self) -> f64 { self as f64 }
+            fn im64(self) -> f64 { 0.0 }
         }
     )*};
 }
@@ -45,11 +60,16 @@ la_real!(f32, f64);
 macro_rules! la_complex {
     ($($t:ty),*) => {$(
         impl La for Complex<$t> {
+            const COMPLEX: bool = true;
             fn abs64(self) -> f64 { Complex::new(self.re as f64, self.im as f64).norm() }
             fn of_f64(v: f64) -> Self { Complex::new(v as $t, 0.0) }
             fn scale(self, s: f64) -> Self {
                 Complex::new(((self.re as f64) * s) as $t, ((self.im as f64) * s) as $t)
             }
+            fn conj_(self) -> Self { self.conj() }
+            fn re_(self) -> Self { Complex::new(self.re, 0.0) }
+            fn re64(self) -> f64 { self.re as f64 }
+            fn im64(self) -> f64 { self.im as f64 }
         }
     )*};
 }
@@ -67,7 +87,7 @@ pub fn split_matrix<'s>(
     if r < 2 {
         return Err(Error::invalid(
             op,
-            format!("Input must have rank >= 2, got shape {shape:?}"),
+            format!("Input must have rank >= 2, got {r}"),
         ));
     }
     Ok((&shape[..r - 2], shape[r - 2], shape[r - 1]))
@@ -244,13 +264,18 @@ fn perm_sign(fwd: &[usize]) -> f64 {
     sign
 }
 
-/// `(sign, log|det|, det)` of one square matrix through its LU factorization.
+/// `(sign, log|det|, det)` of one square matrix through its LU factorization. An
+/// exactly singular finite matrix (a zero pivot) gives `(0, -inf, 0)`, as TF and
+/// numpy: the factors past a zero pivot are not used (faer's are NaN there).
 fn lu_det<T: La>(m: ArrayView2<'_, T>) -> (T, f64, T) {
     if m.nrows() == 0 {
         return (T::of_f64(1.0), 0.0, T::of_f64(1.0));
     }
     let lu = fref(&m).partial_piv_lu();
     let u = lu.U();
+    if singular(u) && finite(&m) {
+        return (T::of_f64(0.0), f64::NEG_INFINITY, T::of_f64(0.0));
+    }
     let (fwd, _) = lu.P().arrays();
     let mut sign = T::of_f64(perm_sign(fwd));
     let mut det = sign;
@@ -358,7 +383,14 @@ pub fn eigh<T: La>(a: &ArcArray<T, IxDyn>) -> Result<(ArrayD<T>, ArrayD<T>)> {
         if n == 0 {
             return Ok((Vec::new(), Vec::new()));
         }
-        let e = fref(&m)
+        // Only the real part of the diagonal counts (a Hermitian matrix's diagonal is
+        // real), as in TF's Eigen solver.
+        let mut h = to_mat(&m);
+        for i in 0..n {
+            h[(i, i)] = h[(i, i)].re_();
+        }
+        let e = h
+            .as_ref()
             .self_adjoint_eigen(faer::Side::Lower)
             .map_err(|_| Error::invalid(OP, EIGH_FAILED))?;
         let vals: Vec<T> = e.S().column_vector().iter().copied().collect();
@@ -428,7 +460,8 @@ pub fn svd<T: La>(
 
 /// `q` (`[..., m, p]`, or `[..., m, m]` when `full`) with orthonormal columns and
 /// upper-trapezoidal `r` (`[..., p, n]`, or `[..., m, n]`) with `a = q r` (Householder,
-/// `p = min(m, n)`; the signs of `r`'s diagonal are not normalized, as in TF).
+/// `p = min(m, n)`; `r`'s diagonal is real, with the signs LAPACK's and Eigen's
+/// Householder steps give it, as in TF and numpy).
 pub fn qr<T: La>(a: &ArcArray<T, IxDyn>, full: bool) -> Result<(ArrayD<T>, ArrayD<T>)> {
     let (batch, m, n) = split_matrix("Qr", a.shape())?;
     let p = m.min(n);
@@ -455,10 +488,50 @@ pub fn qr<T: La>(a: &ArcArray<T, IxDyn>, full: bool) -> Result<(ArrayD<T>, Array
             }
         }
         rv.resize(qc * n, T::of_f64(0.0));
-        Ok((rows_of(q.as_ref())?, rv))
+        let mut qv = rows_of(q.as_ref())?;
+        if T::COMPLEX {
+            // faer reflects column k unless its part below the diagonal is zero; its
+            // Householder basis keeps that part (zero) then.
+            let basis = d.Q_basis();
+            let reflected: Vec<bool> = (0..p)
+                .map(|k| (k + 1..basis.nrows()).any(|i| basis[(i, k)].abs64() != 0.0))
+                .collect();
+            real_r_diagonal(&mut qv, qc, &mut rv, n, &reflected);
+        }
+        Ok((qv, rv))
     })?;
     let (qs, rs): (Vec<_>, Vec<_>) = parts.into_iter().unzip();
     Ok((stack(batch, &[m, qc], qs)?, stack(batch, &[qc, n], rs)?))
+}
+
+/// Makes the diagonal of a complex QR factorization's `r` real, as LAPACK's and
+/// Eigen's (so numpy's and TF's): their step `k` maps the pivot `α` to
+/// `-sign(Re α) ‖column‖`, where faer's maps it to `-(α / |α|) ‖column‖` (and leaves
+/// it as it is when nothing is below it: `reflected[k]` false). The signs are theirs
+/// when faer's pivots have the same real-part signs, which is usual, not certain
+/// (their reflections differ from faer's by phases). For each `k`, with
+/// `ph` the phase that turns faer's `r[k, k]` into theirs, column `k` of `q` (`m × qc`,
+/// row-major) is multiplied by `ph` and row `k` of `r` (`qc × n`) by `conj(ph)`, which
+/// leaves `q r` unchanged. A real `r[k, k]` left alone is kept (theirs too).
+fn real_r_diagonal<T: La>(q: &mut [T], qc: usize, r: &mut [T], n: usize, reflected: &[bool]) {
+    for (k, &refl) in reflected.iter().enumerate() {
+        let d = r[k * n + k];
+        let a = d.abs64();
+        if a == 0.0 || d.im64() == 0.0 {
+            continue;
+        }
+        // Theirs: sign(Re d) |d| after a reflection, -sign(Re d) |d| otherwise.
+        let positive = (d.re64() >= 0.0) == refl;
+        let ph = d.scale(if positive { 1.0 / a } else { -1.0 / a });
+        for row in q.chunks_mut(qc) {
+            row[k] *= ph;
+        }
+        let c = ph.conj_();
+        for v in &mut r[k * n..(k + 1) * n] {
+            *v *= c;
+        }
+        r[k * n + k] = r[k * n + k].re_();
+    }
 }
 
 /// Main diagonals (`[..., min(r, c)]`) of `[..., r, c]`.
@@ -552,6 +625,48 @@ mod tests {
         assert_eq!(det(&s).unwrap()[[]], 0.0);
         assert!(cholesky(&arr(&[1.0, 2.0, 2.0, 1.0], &[2, 2])).is_err());
         assert!(inv(&arr(&[1.0, 2.0], &[1, 2])).is_err());
+    }
+
+    #[test]
+    fn exactly_singular_determinants() {
+        let z = arr(&[0.0; 4], &[2, 2]);
+        assert_eq!(det(&z).unwrap()[[]], 0.0);
+        let (s, l) = slogdet(&z).unwrap();
+        assert_eq!((s[[]], l[[]]), (0.0, f64::NEG_INFINITY));
+        let (s, l) = slogdet(&arr(&[1.0, 2.0, 2.0, 4.0], &[2, 2])).unwrap();
+        assert_eq!((s[[]], l[[]]), (0.0, f64::NEG_INFINITY));
+    }
+
+    #[test]
+    fn complex_qr_has_a_real_diagonal() {
+        let v: Vec<Complex<f64>> = [
+            (1.0, 2.0),
+            (3.0, -1.0),
+            (0.5, 0.5),
+            (-2.0, 1.0),
+            (1.0, 0.0),
+            (0.0, 3.0),
+        ]
+        .iter()
+        .map(|&(re, im)| Complex::new(re, im))
+        .collect();
+        for (m, n) in [(2, 3), (3, 2)] {
+            let a = ArrayD::from_shape_vec(IxDyn(&[m, n]), v.clone())
+                .unwrap()
+                .into_shared();
+            let (q, r) = qr(&a, false).unwrap();
+            for k in 0..m.min(n) {
+                assert_eq!(r[[k, k]].im, 0.0);
+            }
+            let (q, r) = (
+                q.into_dimensionality::<ndarray::Ix2>().unwrap(),
+                r.into_dimensionality::<ndarray::Ix2>().unwrap(),
+            );
+            let back = q.dot(&r);
+            for (p, w) in back.iter().zip(&v) {
+                assert!((p - w).norm() < 1e-12, "{back:?}");
+            }
+        }
     }
 
     #[test]

@@ -16,7 +16,7 @@ pub fn matrix_transpose(x: &Tensor, conjugate: bool) -> Result<Tensor> {
     if r < 2 {
         return Err(Error::invalid(
             "Transpose",
-            format!("Input must have rank >= 2, got shape {:?}", x.shape()),
+            format!("Input must have rank >= 2, got {r}"),
         ));
     }
     let mut perm: Vec<usize> = (0..r).collect();
@@ -198,11 +198,99 @@ impl Op for MatrixDeterminant {
         Saves::INPUTS_AND_OUTPUT
     }
     fn vjp(&self, cx: &VjpCx<'_>, dys: &[Tensor]) -> Result<Grads> {
-        let d = conj(cx.output(0)?)?;
-        let k = per_matrix(&multiply(&dys[0], &d)?)?;
-        let g = multiply(&k, &adjoint(&inv(cx.input(0)?, false)?)?)?;
-        Ok(grads![Some(g)])
+        // d det(A) = tr(adj(A) dA): the gradient is dy · adj(A)ᴴ, which is
+        // conj(det) A⁻ᴴ for an invertible A and, for a singular one (det exactly 0),
+        // the adjugate through an SVD (TF's DetGradSingularMatrixTest).
+        let a = cx.input(0)?;
+        let det = cx.output(0)?;
+        let k = per_matrix(&dys[0])?;
+        let invertible = |a: &Tensor| -> Result<Tensor> {
+            multiply(&per_matrix(&conj(det)?)?, &adjoint(&inv(a, false)?)?)
+        };
+        let adj_h = match zero_flags(det)? {
+            None => invertible(a)?,
+            Some(flags) => per_kind(a, &flags, invertible, adjugate_adjoint_svd)?,
+        };
+        Ok(grads![Some(multiply(&k, &adj_h)?)])
     }
+}
+
+/// Where the per-matrix scalars `x` (`[...]`) are exactly zero, as a constant
+/// `[..., 1, 1]` bool mask; `None` when none is.
+fn zero_flags(x: &Tensor) -> Result<Option<Tensor>> {
+    let v = crate::tape::stack::suspended(|| {
+        crate::ops::cast(&crate::ops::abs(x)?, crate::DType::F64)?.to_vec::<f64>()
+    })?;
+    if !v.contains(&0.0) {
+        return Ok(None);
+    }
+    let mut shape = x.shape().to_vec();
+    shape.extend([1, 1]);
+    let flags: Vec<bool> = v.iter().map(|&a| a == 0.0).collect();
+    Ok(Some(Tensor::from_vec(flags, &shape)?))
+}
+
+/// `regular(a)` for the matrices of `a` not `flagged` (`[..., 1, 1]`), `special(a)`
+/// for the flagged ones. Each rule sees the identity in place of the matrices it does
+/// not own, so it neither fails on nor differentiates through the others.
+fn per_kind(
+    a: &Tensor,
+    flagged: &Tensor,
+    regular: impl Fn(&Tensor) -> Result<Tensor>,
+    special: impl Fn(&Tensor) -> Result<Tensor>,
+) -> Result<Tensor> {
+    use crate::ops::where_;
+    let eye = const_matrix(last(a), a.dtype(), |i, j| if i == j { 1.0 } else { 0.0 })?;
+    let r = regular(&where_(flagged, &eye, a)?)?;
+    let s = special(&where_(flagged, a, &eye)?)?;
+    where_(flagged, &s, &r)
+}
+
+/// `adj(a)ᴴ` of square matrices without an inverse, through an SVD `a = u diag(s) vᴴ`:
+/// `conj(det(u vᴴ)) u diag(∏_{j≠i} s_j) vᴴ` (finite, and exact, for singular `a`).
+fn adjugate_adjoint_svd(a: &Tensor) -> Result<Tensor> {
+    use crate::ops::expand_dims;
+    let (n, dt) = (last(a), a.dtype());
+    let o = svd(a, true, false)?;
+    let (s, u, v) = (crate::ops::cast(&o[0], dt)?, &o[1], &o[2]);
+    // Row i: the singular values with s_i replaced by 1; their products.
+    let off = const_matrix(n, dt, |i, j| if i == j { 0.0 } else { 1.0 })?;
+    let eye = const_matrix(n, dt, |i, j| if i == j { 1.0 } else { 0.0 })?;
+    let rows = add(&multiply(&expand_dims(&s, -2)?, &off)?, &eye)?;
+    let others = crate::ops::reduce_prod(&rows, Some(&[-1]), false)?;
+    let core = mm_adj_b(&multiply(u, &expand_dims(&others, -2)?)?, v)?;
+    let phase = conj(&det(&mm_adj_b(u, v)?)?)?;
+    multiply(&per_matrix(&phase)?, &core)
+}
+
+/// `pinv(a)ᴴ = u diag(s⁺) vᴴ` through an SVD, singular values at most
+/// `10 max(m, n) ε s_max` counted as zero (TF's `pinv` default).
+fn pinv_adjoint(a: &Tensor) -> Result<Tensor> {
+    use crate::ops::{expand_dims, where_};
+    let dt = a.dtype();
+    let o = svd(a, true, false)?;
+    let s = &o[0];
+    let sv =
+        crate::tape::stack::suspended(|| crate::ops::cast(s, crate::DType::F64)?.to_vec::<f64>())?;
+    let p = last(s).max(1);
+    let sh = a.shape();
+    let big = sh[sh.len() - 2].max(sh[sh.len() - 1]) as f64;
+    let eps = if matches!(dt, crate::DType::F32 | crate::DType::C64) {
+        f32::EPSILON as f64
+    } else {
+        f64::EPSILON
+    };
+    let mut keep = Vec::with_capacity(sv.len());
+    for chunk in sv.chunks(p) {
+        let smax = chunk.iter().fold(0.0f64, |x, &y| x.max(y));
+        keep.extend(chunk.iter().map(|&v| v > 10.0 * big * eps * smax));
+    }
+    let keep = Tensor::from_vec(keep, s.shape())?;
+    let one = crate::ops::ones_like(s)?;
+    let zero = crate::ops::zeros_like(s)?;
+    let recip = crate::ops::divide(&one, &where_(&keep, s, &one)?)?;
+    let sp = crate::ops::cast(&where_(&keep, &recip, &zero)?, dt)?;
+    mm_adj_b(&multiply(&o[1], &expand_dims(&sp, -2)?)?, &o[2])
 }
 
 /// `(sign, log|det|)` of each square matrix, both of the input's dtype. TF
@@ -237,6 +325,9 @@ impl Op for LogMatrixDeterminant {
     fn name(&self) -> &'static str {
         "LogMatrixDeterminant"
     }
+    fn saves(&self) -> Saves {
+        Saves::INPUTS_AND_OUTPUT
+    }
     fn vjp(&self, cx: &VjpCx<'_>, dys: &[Tensor]) -> Result<Grads> {
         // log|det A| is real (held in a complex dtype for complex A): only the real part
         // of its upstream gradient reaches A, d log|det A| = Re tr(A⁻¹ dA). (TF
@@ -249,8 +340,14 @@ impl Op for LogMatrixDeterminant {
             dy.clone()
         };
         let k = per_matrix(&dy)?;
-        let g = multiply(&k, &adjoint(&inv(cx.input(0)?, false)?)?)?;
-        Ok(grads![Some(g)])
+        // A⁻ᴴ; pinv(A)ᴴ for a singular A (sign 0), as TF: finite.
+        let a = cx.input(0)?;
+        let inv_h = |a: &Tensor| adjoint(&inv(a, false)?);
+        let g = match zero_flags(cx.output(0)?)? {
+            None => inv_h(a)?,
+            Some(flags) => per_kind(a, &flags, inv_h, pinv_adjoint)?,
+        };
+        Ok(grads![Some(multiply(&k, &g)?)])
     }
 }
 
@@ -471,7 +568,7 @@ impl Op for Svd {
             std::mem::swap(&mut gu, &mut gv);
         }
         if self.full_matrices && n - m > 1 {
-            return Err(Error::invalid(
+            return Err(Error::unimplemented(
                 "Svd",
                 "svd gradient is not implemented for abs(m - n) > 1 when full_matrices is True",
             ));
@@ -520,8 +617,8 @@ impl Op for Svd {
 
 /// QR factorization of each matrix `[..., m, n]`: `q` with orthonormal columns
 /// (`[..., m, min(m, n)]`, `[..., m, m]` with `full_matrices`) and upper-triangular `r`,
-/// `a = q r`. TF equivalent: `tf.linalg.qr` (Householder; `r`'s diagonal signs are not
-/// normalized). Gradient: TF's `_QrGrad`, with its complex correction; like TF's, not
+/// `a = q r`. TF equivalent: `tf.linalg.qr` (Householder; `r`'s diagonal is real, its
+/// signs not normalized, as TF's and LAPACK's). Gradient: TF's `_QrGrad`, with its complex correction; like TF's, not
 /// defined for `full_matrices` with `m > n`.
 pub fn qr(x: &Tensor, full_matrices: bool) -> Result<(Tensor, Tensor)> {
     macro_rules! go {
@@ -607,9 +704,9 @@ impl Op for Qr {
         let rs = r.shape();
         let (m, n) = (q.shape()[q.ndim() - 2], rs[rs.len() - 1]);
         if self.full_matrices && m > n {
-            return Err(Error::invalid(
+            return Err(Error::unimplemented(
                 "Qr",
-                "QrGrad not implemented when nrows > ncols and full_matrices is true",
+                "QrGrad not implemented when nrows > ncols and full_matrices is true.",
             ));
         }
         let (dq, dr) = (&dys[0], &dys[1]);

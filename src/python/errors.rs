@@ -2,7 +2,7 @@
 
 use pyo3::exceptions::{
     PyFileNotFoundError, PyIsADirectoryError, PyKeyboardInterrupt, PyLookupError, PyMemoryError,
-    PyOSError, PyPermissionError, PyRuntimeError, PyTypeError, PyValueError,
+    PyNotImplementedError, PyOSError, PyPermissionError, PyRuntimeError, PyTypeError, PyValueError,
 };
 use pyo3::prelude::*;
 
@@ -70,6 +70,7 @@ impl From<Error> for PyErr {
             Error::Internal(_) => InternalError::new_err(e.to_string()),
             Error::DataLoss(_) => DataLossError::new_err(e.to_string()),
             Error::NoGradient(_) => PyLookupError::new_err(e.to_string()),
+            Error::Unimplemented { .. } => PyNotImplementedError::new_err(e.to_string()),
             Error::Io { ref source, .. } => {
                 let msg = e.to_string();
                 match source.kind() {
