@@ -100,9 +100,9 @@ def test_traced_step_is_the_kernel(make, want, monkeypatch):
 
     for t in range(1, 6):
         step(_grad(t))
-    # One recorded kernel node per trace, which every call of the graph runs; as TF, the
-    # first trace created the optimizer's variables, so the step was traced twice.
-    assert len(calls.kinds) == 2 and step.experimental_get_tracing_count() == 2
+    # One recorded kernel node per trace, which every call of the graph runs (as TF, a
+    # first trace that created the optimizer's variables is traced again).
+    assert len(calls.kinds) == step.experimental_get_tracing_count() <= 2
     np.testing.assert_allclose(v.numpy(), want, rtol=1e-6, atol=1e-7)
     assert int(opt.iterations.numpy()) == 5
 
