@@ -294,7 +294,7 @@ class ConcreteFunction:
         position, or by keyword under its name or its spec's); one it saw as a Python
         value has that value, by position only."""
         targs, tkwargs = self._structure
-        names = [sn or n for sn, n in zip(self._spec_names(), self._arg_names(len(targs)))]
+        names = self._param_names(len(targs))
         literal = [not _has_tensor(a) for a in targs]
         if len(args) > len(targs):
             raise TypeError(f"{self.name}(): too many positional arguments")
@@ -351,6 +351,12 @@ class ConcreteFunction:
         elif _is_tensor_arg(got) or type(got) is not type(traced) or not _same_value(got, traced):
             fail(repr(traced))
 
+    def _param_names(self, n):
+        """The first ``n`` positional parameters' names in the trace: a named spec's name,
+        else the function's parameter name."""
+        specs = self._spec_names() + [None] * n
+        return [sn or name for sn, name in zip(specs, self._arg_names(n))]
+
     def _spec_names(self):
         """The name each positional argument's spec gives it, if any (a lone tensor
         argument traced from a named ``TensorSpec``)."""
@@ -380,7 +386,7 @@ class ConcreteFunction:
         """``(name, kind, argument)`` per parameter of the trace, as TF's FunctionType
         lists them."""
         args, kwargs = self._signature_specs()
-        names = [sn or n for sn, n in zip(self._spec_names() + [None] * len(args), self._arg_names(len(args)))]
+        names = self._param_names(len(args))
         sig = self._function._signature
         n_named = len(names)
         if sig is not None:
